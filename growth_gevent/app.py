@@ -1,0 +1,33 @@
+"""Building the Falcon WSGI app from a store and a config."""
+
+import falcon
+import ujson
+
+from . import resources
+from .records import InvalidRecord
+
+
+def create_app(store, config):
+    app = falcon.App(media_type=falcon.MEDIA_JSON)
+    app.req_options.strip_url_path_trailing_slash = True
+    app.set_error_serializer(_serialize_error)
+    app.add_error_handler(InvalidRecord, _invalid_record)
+
+    app.add_route("/ping", resources.Ping())
+    app.add_route("/api/v1/growth", resources.Growth(store, config.max_body_bytes))
+    app.add_route("/api/v1/growth/post/status", resources.BulkStatus(store))
+    app.add_route("/api/v1/growth/size", resources.Size(store))
+    app.add_route("/api/v1/growth/{country}/{indicator}/{year:int}",
+                  resources.Record(store, config.max_body_bytes))
+    return app
+
+
+def _invalid_record(req, resp, error, params):
+    raise falcon.HTTPUnprocessableEntity(description=str(error))
+
+
+def _serialize_error(req, resp, error):
+    """Every error is ``{"msg": ...}``, whatever the client says it accepts."""
+    message = error.description or error.status.split(" ", 1)[1].lower()
+    resp.content_type = falcon.MEDIA_JSON
+    resp.text = ujson.dumps({"msg": message}, escape_forward_slashes=False)

@@ -1,0 +1,53 @@
+"""Reading a JSON request body: media type, size limit, chunked uploads, parsing."""
+
+import falcon
+import ujson
+
+_READ_BLOCK = 64 * 1024
+
+
+def read_json(req, max_bytes):
+    """The parsed JSON body of ``req``, or a typed falcon error (415, 413, 400)."""
+    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
+    if media_type != falcon.MEDIA_JSON:
+        raise falcon.HTTPUnsupportedMediaType(description="Content-Type must be application/json")
+    body = _read_bounded(req.stream, req.content_length, max_bytes)
+    if not body.strip():
+        raise falcon.HTTPBadRequest(description="request body is empty")
+    try:
+        return ujson.loads(body)
+    except ValueError as error:
+        raise falcon.HTTPBadRequest(description=f"request body is not valid JSON: {error}") from None
+
+
+def _read_bounded(stream, content_length, max_bytes):
+    if content_length is not None:
+        if content_length > max_bytes:
+            raise _too_large(max_bytes)
+        return _read(stream, content_length)
+    # No Content-Length: a chunked upload, read up to the limit (the server de-chunks it).
+    parts = []
+    size = 0
+    while True:
+        part = _read(stream, _READ_BLOCK)
+        if not part:
+            return b"".join(parts)
+        size += len(part)
+        if size > max_bytes:
+            raise _too_large(max_bytes)
+        parts.append(part)
+
+
+def _read(stream, size):
+    try:
+        return stream.read(size)
+    except (OSError, ValueError):
+        raise falcon.HTTPBadRequest(description="request body could not be read") from None
+
+
+def _too_large(max_bytes):
+    # Connection: close tells the server not to read the rest of the oversize body.
+    return falcon.HTTPContentTooLarge(
+        description=f"request body is larger than {max_bytes} bytes",
+        headers={"Connection": "close"},
+    )

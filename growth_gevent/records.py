@@ -1,0 +1,86 @@
+"""What a growth record is: validation of incoming records and the normalised store key.
+
+A key is the tuple ``(COUNTRY, INDICATOR, year)``. Country and indicator are case-insensitive, so
+they are stored upper-case (interned: 42,450 records share a few hundred distinct strings).
+"""
+
+import sys
+
+
+_FLOAT_MAX = sys.float_info.max
+_NUMBER_TYPES = (int, float)
+
+
+class InvalidRecord(ValueError):
+    """Input that is not a valid record; the message says which record and field."""
+
+
+def is_finite_number(value):
+    """A JSON number that is not a bool, NaN or +-Infinity (the comparisons reject all three)."""
+    return type(value) in _NUMBER_TYPES and -_FLOAT_MAX <= value <= _FLOAT_MAX
+
+
+def make_key(country, indicator, year):
+    """The store key for path segments or record fields already known to be strings and an int."""
+    return sys.intern(country.upper()), sys.intern(indicator.upper()), year
+
+
+def check_name(field, value):
+    """Country and Indicator: non-empty strings that can be written in a URL path segment."""
+    if type(value) is not str or not value:
+        return f"{field} must be a non-empty string"
+    if "/" in value:
+        return f"{field} must not contain '/'"
+    return None
+
+
+def check_value(value):
+    if not is_finite_number(value):
+        return "Value must be a finite number"
+    return None
+
+
+def check_year(value):
+    if type(value) is not int:
+        return "Year must be an integer"
+    return None
+
+
+def parse_records(payload):
+    """Validate a bulk payload; return ``[(key, value), ...]`` in payload order.
+
+    All-or-nothing: the first invalid record raises :class:`InvalidRecord` naming its index and field.
+    """
+    if type(payload) is not list:
+        raise InvalidRecord("body must be a JSON array of records")
+    parsed = []
+    append = parsed.append
+    for index, item in enumerate(payload):
+        if type(item) is not dict:
+            raise InvalidRecord(f"record {index}: must be an object")
+        country = item.get("Country")
+        indicator = item.get("Indicator")
+        value = item.get("Value")
+        year = item.get("Year")
+        problem = (check_name("Country", country) or check_name("Indicator", indicator)
+                   or check_value(value) or check_year(year))
+        if problem:
+            raise InvalidRecord(f"record {index}: {problem}")
+        append((make_key(country, indicator, year), value))
+    return parsed
+
+
+def parse_value_update(payload):
+    """The body of a PUT: ``{"value": number}``; return the number."""
+    if type(payload) is not dict or "value" not in payload:
+        raise InvalidRecord('body must be a JSON object {"value": number}')
+    value = payload["value"]
+    if not is_finite_number(value):
+        raise InvalidRecord("value must be a finite number")
+    return value
+
+
+def as_record(key, value):
+    """The JSON shape of one record, as the challenge returns it."""
+    country, indicator, year = key
+    return {"Country": country, "Indicator": indicator, "Value": value, "Year": year}

@@ -1,0 +1,146 @@
+"""The gevent pywsgi server: JSON protocol errors, keep-alive aware graceful shutdown."""
+
+import logging
+import signal
+import socket
+import time
+
+import gevent
+import ujson
+from gevent.event import Event
+from gevent.pool import Pool
+from gevent.pywsgi import WSGIHandler, WSGIServer
+
+# Above the default of 128 so that 1000 clients connecting at once are queued, not dropped.
+LISTEN_BACKLOG = 2048
+
+log = logging.getLogger("growth_gevent")
+
+
+def _raw_json_response(status, message):
+    body = ujson.dumps({"msg": message}).encode()
+    return (b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (status.encode(), len(body), body))
+
+
+# pywsgi answers requests it cannot parse itself, with an empty text/plain body; ours are JSON.
+_PROTOCOL_ERRORS = {
+    "400": _raw_json_response("400 Bad Request", "malformed HTTP request"),
+    "414": _raw_json_response("414 Request-URI Too Long", "request line too long"),
+}
+_APPLICATION_ERRORS = {
+    400: ("400 Bad Request", "malformed request body"),
+    500: ("500 Internal Server Error", "internal server error"),
+}
+
+
+class GrowthHandler(WSGIHandler):
+    """pywsgi's handler, plus what graceful shutdown needs to know: is this connection idle?"""
+
+    idle = False
+
+    def handle(self):
+        connections = self.server.connections
+        connections.add(self)
+        try:
+            super().handle()
+        finally:
+            connections.discard(self)
+
+    def read_requestline(self):
+        # Between requests a keep-alive connection waits here; shutdown may close it.
+        self.idle = True
+        try:
+            return super().read_requestline()
+        finally:
+            self.idle = False
+
+    def handle_one_request(self):
+        result = super().handle_one_request()
+        if type(result) is tuple:
+            status = result[0]
+            return status, _PROTOCOL_ERRORS.get(status, result[1])
+        return result
+
+    def start_response(self, status, headers, exc_info=None):
+        if self.server.draining and not any(name.lower() == "connection" for name, _ in headers):
+            headers = [*headers, ("Connection", "close")]
+        write = super().start_response(status, headers, exc_info)
+        if self.close_connection:
+            # pywsgi's own flag for "the socket will be closed, do not drain the request body":
+            # without it an oversize upload would be read to its end before the connection closes.
+            self.wsgi_input._chunked_input_error = True
+        return write
+
+    def _send_error_response_if_possible(self, error_code):
+        if self.response_length:
+            self.close_connection = True
+            return
+        status, message = _APPLICATION_ERRORS[error_code]
+        body = ujson.dumps({"msg": message}).encode()
+        try:
+            self.start_response(status, [("Content-Type", "application/json"), ("Connection", "close"),
+                                         ("Content-Length", str(len(body)))])
+            self.write(body)
+        except OSError:
+            self.close_connection = True
+
+    def close_if_idle(self):
+        if self.idle:
+            try:
+                self.socket.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class GrowthServer(WSGIServer):
+    handler_class = GrowthHandler
+
+    def __init__(self, listener, application, **kwargs):
+        super().__init__(listener, application, spawn=Pool(), backlog=LISTEN_BACKLOG, **kwargs)
+        self.connections = set()
+        self.draining = False
+
+    def drain(self, timeout):
+        """Stop accepting, close idle keep-alive connections, let requests in flight finish.
+
+        Returns False when requests were still running after ``timeout`` seconds (they are killed).
+        """
+        self.draining = True
+        self.close()
+        for handler in list(self.connections):
+            handler.close_if_idle()
+        finished = self.pool.join(timeout=timeout)
+        self.pool.kill(block=True, timeout=1)
+        return finished
+
+
+def make_server(app, config):
+    return GrowthServer(
+        (config.host, config.port), app,
+        log=logging.getLogger("growth_gevent.access") if config.access_log else None,
+        error_log=logging.getLogger("growth_gevent.http"),
+        # A fixed SERVER_NAME spares pywsgi a reverse-DNS lookup of the listening address.
+        environ={"SERVER_NAME": config.host},
+    )
+
+
+def serve(server, store, config):
+    """Serve until SIGTERM or SIGINT, then shut down gracefully; return the exit code."""
+    stop = Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        gevent.signal_handler(signum, stop.set)
+    server.start()
+    host, port = server.address[:2]
+    log.info("listening on http://%s:%d", host, port)
+    stop.wait()
+
+    deadline = time.monotonic() + config.shutdown_timeout
+    log.info("shutting down: finishing requests in flight")
+    if not server.drain(config.shutdown_timeout):
+        log.warning("requests still running after %ss were stopped", config.shutdown_timeout)
+    if not store.wait_idle(max(0.0, deadline - time.monotonic())):
+        log.warning("accepted bulk loads not fully applied after %ss", config.shutdown_timeout)
+    store.close()
+    log.info("stopped")
+    return 0
