@@ -22,7 +22,7 @@ def main(environ=os.environ):
         log.error("configuration error: %s", error)
         return 2
     _raise_open_file_limit()
-    store = MemoryStore()
+    store = MemoryStore(chunk_size=config.bulk_chunk_records)
     try:
         server = make_server(create_app(store, config), config)
         server.init_socket()

@@ -2,11 +2,14 @@
 
 from dataclasses import dataclass
 
+from .bulk import DEFAULT_CHUNK_SIZE
+
 DEFAULT_HOST = "0.0.0.0"
 DEFAULT_PORT = 8080
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 DEFAULT_ACCESS_LOG = False
 DEFAULT_SHUTDOWN_TIMEOUT = 20.0
+DEFAULT_BULK_CHUNK_RECORDS = DEFAULT_CHUNK_SIZE
 
 _TRUE = ("1", "on", "true", "yes")
 _FALSE = ("0", "off", "false", "no")
@@ -23,6 +26,7 @@ class Config:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     access_log: bool = DEFAULT_ACCESS_LOG
     shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
+    bulk_chunk_records: int = DEFAULT_BULK_CHUNK_RECORDS
 
     @classmethod
     def from_env(cls, environ):
@@ -32,6 +36,7 @@ class Config:
             max_body_bytes=_integer(environ, "GROWTH_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1, None),
             access_log=_switch(environ, "GROWTH_ACCESS_LOG", DEFAULT_ACCESS_LOG),
             shutdown_timeout=_seconds(environ, "GROWTH_SHUTDOWN_TIMEOUT", DEFAULT_SHUTDOWN_TIMEOUT),
+            bulk_chunk_records=_integer(environ, "GROWTH_BULK_CHUNK_RECORDS", DEFAULT_BULK_CHUNK_RECORDS, 1, None),
         )
 
 

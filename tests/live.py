@@ -1,0 +1,121 @@
+"""A real ``python -m growth_gevent`` process on a free loopback port, and raw-socket helpers."""
+
+import http.client
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from conftest import ROOT
+
+START_SECONDS = 15
+LISTENING = re.compile(r"listening on http://([\d.]+):(\d+)")
+
+
+def wait_for(predicate, timeout=10.0, interval=0.01):
+    """Poll ``predicate`` until it returns a true value, or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s: {predicate}")
+        time.sleep(interval)  # between polls of a deadline-bounded wait
+
+
+class LiveServer:
+    def __init__(self, **env):
+        self.env = {**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env}
+        self.process = None
+        self.port = None
+        self.lines = []
+        self._lines = queue.Queue()
+
+    def start(self):
+        self.process = subprocess.Popen([sys.executable, "-m", "growth_gevent"], cwd=ROOT, env=self.env,
+                                        stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        match = self.wait_for_line(LISTENING, START_SECONDS)
+        self.port = int(match.group(2))
+        return self
+
+    def _read_stderr(self):
+        for line in self.process.stderr:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def wait_for_line(self, pattern, timeout):
+        pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line matching {pattern.pattern!r}; got {self.lines}") from None
+            if line is None:
+                raise AssertionError(f"server exited before {pattern.pattern!r}; got {self.lines}")
+            self.lines.append(line)
+            match = pattern.search(line)
+            if match:
+                return match
+
+    def connection(self, timeout=10):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def socket(self, timeout=10):
+        return socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None):
+        connection = self.connection()
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+
+    def request_json(self, method, path, document=None):
+        body = None if document is None else json.dumps(document).encode()
+        status, data = self.request(method, path, body, {"Content-Type": "application/json"})
+        return status, json.loads(data) if data else None
+
+    def wait_until_complete(self, timeout=30):
+        return wait_for(lambda: (lambda s: s if s["msg"] == "complete" else None)(
+            self.request_json("GET", "/api/v1/growth/post/status")[1]), timeout)
+
+    def terminate(self):
+        self.process.send_signal(signal.SIGTERM)
+
+    def wait_exit(self, timeout):
+        code = self.process.wait(timeout)
+        for line in iter(self._lines.get, None):
+            self.lines.append(line)
+        return code
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def read_response(sock):
+    """One HTTP response read from a raw socket: (status, headers, body)."""
+    response = http.client.HTTPResponse(sock)
+    response.begin()
+    body = response.read()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, body
+
+
+def closed_by_peer(sock):
+    """True when the server has closed the connection (reads EOF or a reset)."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True

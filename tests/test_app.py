@@ -1,0 +1,231 @@
+"""The HTTP contract, in-process: every endpoint and every error, against a fresh store."""
+
+import json
+
+import pytest
+
+from conftest import load, post_records
+
+RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
+
+
+def test_ping_answers_pong_as_text(client):
+    response = client.get("/ping")
+    assert response.status_int == 200
+    assert response.content_type == "text/plain"
+    assert response.body == b"pong"
+
+
+def test_head_answers_like_get_without_a_body(client):
+    response = client.head("/api/v1/growth/size")
+    assert response.status_int == 200
+    assert response.body == b""
+
+
+class TestBulkPost:
+    def test_accepts_at_once_and_applies_in_the_background(self, client, store, sample_records):
+        response = post_records(client, sample_records)
+        assert response.status_int == 202
+        assert response.json == {"msg": "In progress"}
+        assert store.wait_idle(10)
+        assert client.get("/api/v1/growth/size").json == {"size": 9}
+        assert client.get(RECORD_URL).json == {
+            "Country": "BRZ", "Indicator": "NGDP_R", "Value": 183.26, "Year": 2002}
+
+    def test_upper_cases_country_and_indicator(self, client, store):
+        load(client, store, [{"Country": "brz", "Indicator": "ngdp_r", "Value": 1.5, "Year": 2002}])
+        assert client.get("/api/v1/growth/Brz/Ngdp_R/2002").json == {
+            "Country": "BRZ", "Indicator": "NGDP_R", "Value": 1.5, "Year": 2002}
+
+    def test_allows_extra_fields_and_integer_values(self, client, store):
+        load(client, store, [{"Country": "A", "Indicator": "B", "Value": 7, "Year": 1, "Note": "x"}])
+        body = client.get("/api/v1/growth/A/B/1").body
+        assert body == b'{"Country":"A","Indicator":"B","Value":7,"Year":1}'
+
+    def test_last_duplicate_in_a_payload_wins(self, client, store):
+        records = [{"Country": "A", "Indicator": "B", "Value": v, "Year": 1} for v in (1, 2, 3)]
+        load(client, store, records)
+        assert client.get("/api/v1/growth/A/B/1").json["Value"] == 3
+        assert client.get("/api/v1/growth/size").json == {"size": 1}
+
+    def test_later_posts_are_applied_after_earlier_ones(self, client, store):
+        for value in range(5):
+            post_records(client, [{"Country": "A", "Indicator": "B", "Value": value, "Year": 1}] * 9)
+        assert store.wait_idle(10)
+        assert client.get("/api/v1/growth/A/B/1").json["Value"] == 4
+
+    def test_an_empty_array_is_a_job_of_no_records(self, client, store):
+        load(client, store, [])
+        assert client.get("/api/v1/growth/post/status").json["msg"] == "complete"
+        assert client.get("/api/v1/growth/size").json == {"size": 0}
+
+    def test_content_type_parameters_are_accepted(self, client, store):
+        response = client.post("/api/v1/growth", b"[]", content_type="application/json; charset=utf-8")
+        assert response.status_int == 202
+
+    @pytest.mark.parametrize("field, value, message", [
+        ("Country", "", "record 1: Country must be a non-empty string"),
+        ("Country", 5, "record 1: Country must be a non-empty string"),
+        ("Country", None, "record 1: Country must be a non-empty string"),
+        ("Country", "A/B", "record 1: Country must not contain '/'"),
+        ("Indicator", "", "record 1: Indicator must be a non-empty string"),
+        ("Indicator", ["X"], "record 1: Indicator must be a non-empty string"),
+        ("Value", "1.5", "record 1: Value must be a finite number"),
+        ("Value", True, "record 1: Value must be a finite number"),
+        ("Value", None, "record 1: Value must be a finite number"),
+        pytest.param("Value", 10 ** 400, "record 1: Value must be a finite number", id="Value-huge-int"),
+        ("Year", 2002.0, "record 1: Year must be an integer"),
+        ("Year", "2002", "record 1: Year must be an integer"),
+        ("Year", False, "record 1: Year must be an integer"),
+    ])
+    def test_an_invalid_record_is_422_naming_index_and_field_and_stores_nothing(
+            self, client, store, field, value, message):
+        good = {"Country": "A", "Indicator": "B", "Value": 1.0, "Year": 1}
+        response = post_records(client, [good, {**good, field: value}], status=422)
+        assert response.json == {"msg": message}
+        assert store.wait_idle(10)
+        assert client.get("/api/v1/growth/size").json == {"size": 0}
+        assert client.get("/api/v1/growth/post/status").json["msg"] == "idle"
+
+    def test_a_missing_field_is_422(self, client):
+        response = post_records(client, [{"Country": "A", "Indicator": "B", "Value": 1}], status=422)
+        assert response.json == {"msg": "record 0: Year must be an integer"}
+
+    @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e400"])
+    def test_non_finite_values_are_422(self, client, literal):
+        body = b'[{"Country":"A","Indicator":"B","Value":%s,"Year":1}]' % literal
+        response = client.post("/api/v1/growth", body, content_type="application/json", status=422)
+        assert response.json == {"msg": "record 0: Value must be a finite number"}
+
+    @pytest.mark.parametrize("payload, message", [
+        ({"Country": "A"}, "body must be a JSON array of records"),
+        ("text", "body must be a JSON array of records"),
+        ([1], "record 0: must be an object"),
+    ])
+    def test_a_body_that_is_not_an_array_of_objects_is_422(self, client, payload, message):
+        assert post_records(client, payload, status=422).json == {"msg": message}
+
+    @pytest.mark.parametrize("body", [b"", b"   ", b"[{", b"\xff\xfe", b"[1,]"])
+    def test_a_body_that_is_not_json_is_400(self, client, body):
+        response = client.post("/api/v1/growth", body, content_type="application/json", status=400)
+        assert set(response.json) == {"msg"}
+
+    @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded",
+                                              "application/jsonx", ""])
+    def test_another_content_type_is_415(self, client, content_type):
+        response = client.post("/api/v1/growth", b"[]", headers={"Content-Type": content_type}, status=415)
+        assert response.json == {"msg": "Content-Type must be application/json"}
+
+    def test_a_body_over_the_limit_is_413(self, client, config, store):
+        body = b"[" + b" " * config.max_body_bytes + b"]"
+        response = client.post("/api/v1/growth", body, content_type="application/json", status=413)
+        assert response.json == {"msg": f"request body is larger than {config.max_body_bytes} bytes"}
+        assert response.headers["Connection"] == "close"
+        assert store.bulk_status().jobs_accepted == 0
+
+
+class TestStatus:
+    def test_idle_before_any_bulk_post(self, client):
+        assert client.get("/api/v1/growth/post/status").json == {
+            "msg": "idle", "test value": None, "count": 0, "total": 0,
+            "jobs accepted": 0, "jobs applied": 0}
+
+    def test_complete_after_a_load_with_the_count_and_test_value(self, client, store, sample_records):
+        load(client, store, sample_records)
+        assert client.get("/api/v1/growth/post/status").json == {
+            "msg": "complete", "test value": 183.26, "count": 9, "total": 9,
+            "jobs accepted": 1, "jobs applied": 1}
+
+    def test_in_progress_while_a_load_is_being_applied(self, client, store, sample_records):
+        post_records(client, sample_records)
+        status = client.get("/api/v1/growth/post/status").json
+        assert status["msg"] == "in progress"
+        assert status["count"] < 9
+
+    def test_test_value_follows_updates(self, client, store, sample_records):
+        load(client, store, sample_records)
+        client.put_json(RECORD_URL, {"value": 1.25})
+        assert client.get("/api/v1/growth/post/status").json["test value"] == 1.25
+
+
+class TestRecord:
+    def test_unknown_record_is_404(self, client):
+        assert client.get(RECORD_URL, status=404).json == {"msg": "not found"}
+
+    @pytest.mark.parametrize("year", ["20x2", "2002.0", "%202002"])
+    def test_a_year_that_is_not_an_integer_is_404_json(self, client, year):
+        assert client.get(f"/api/v1/growth/BRZ/NGDP_R/{year}", status=404).json == {"msg": "not found"}
+
+    def test_put_creates_with_201_then_replaces_with_200(self, client):
+        created = client.put_json("/api/v1/growth/brz/ngdp_r/2002", {"value": 5}, status=201)
+        assert created.json == {"Country": "BRZ", "Indicator": "NGDP_R", "Value": 5, "Year": 2002}
+        replaced = client.put_json(RECORD_URL, {"value": 6.5}, status=200)
+        assert replaced.json == {"Country": "BRZ", "Indicator": "NGDP_R", "Value": 6.5, "Year": 2002}
+        assert client.get(RECORD_URL).json["Value"] == 6.5
+        assert client.get("/api/v1/growth/size").json == {"size": 1}
+
+    @pytest.mark.parametrize("payload, message", [
+        ({"value": "1"}, "value must be a finite number"),
+        ({"value": True}, "value must be a finite number"),
+        ({"value": None}, "value must be a finite number"),
+        ({}, 'body must be a JSON object {"value": number}'),
+        ([1], 'body must be a JSON object {"value": number}'),
+    ])
+    def test_put_with_a_bad_value_is_422_and_changes_nothing(self, client, payload, message):
+        client.put_json(RECORD_URL, {"value": 1})
+        assert client.put_json(RECORD_URL, payload, status=422).json == {"msg": message}
+        assert client.get(RECORD_URL).json["Value"] == 1
+
+    def test_put_with_a_non_finite_value_is_422(self, client):
+        response = client.put(RECORD_URL, b'{"value": NaN}', content_type="application/json", status=422)
+        assert response.json == {"msg": "value must be a finite number"}
+
+    def test_put_that_is_not_json_is_400(self, client):
+        response = client.put(RECORD_URL, b"{value", content_type="application/json", status=400)
+        assert response.json["msg"].startswith("request body is not valid JSON")
+
+    def test_put_with_another_content_type_is_415(self, client):
+        client.put(RECORD_URL, b'{"value": 1}', content_type="text/plain", status=415)
+        assert client.get(RECORD_URL, status=404)
+
+    def test_put_with_an_empty_country_is_422(self, client):
+        response = client.put_json("/api/v1/growth//NGDP_R/2002", {"value": 1}, status=422)
+        assert response.json == {"msg": "Country must be a non-empty string"}
+        assert client.get("/api/v1/growth/size").json == {"size": 0}
+
+    def test_delete_is_204_with_no_body_then_404(self, client):
+        client.put_json(RECORD_URL, {"value": 1})
+        response = client.delete("/api/v1/growth/brz/NGDP_R/2002", status=204)
+        assert response.body == b""
+        assert client.delete(RECORD_URL, status=404).json == {"msg": "not found"}
+        assert client.get("/api/v1/growth/size").json == {"size": 0}
+
+
+def test_size_counts_records(client, store, sample_records):
+    assert client.get("/api/v1/growth/size").json == {"size": 0}
+    load(client, store, sample_records)
+    client.put_json("/api/v1/growth/X/Y/1", {"value": 1})
+    assert client.get("/api/v1/growth/size").json == {"size": 10}
+
+
+@pytest.mark.parametrize("path", ["/", "/nope", "/api/v1/growth/a/b/c/d", "/api/v1"])
+def test_unknown_path_is_404_json(client, path):
+    assert client.get(path, status=404).json == {"msg": "not found"}
+
+
+@pytest.mark.parametrize("method, path, allowed", [
+    ("DELETE", "/ping", {"GET", "HEAD", "OPTIONS"}),
+    ("GET", "/api/v1/growth", {"POST", "OPTIONS"}),
+    ("POST", "/api/v1/growth/size", {"GET", "HEAD", "OPTIONS"}),
+    ("POST", RECORD_URL, {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}),
+    ("PATCH", "/api/v1/growth/post/status", {"GET", "HEAD", "OPTIONS"}),
+])
+def test_wrong_method_is_405_json_with_allow(client, method, path, allowed):
+    response = client.request(path, method=method, status=405, expect_errors=True)
+    assert response.json == {"msg": "method not allowed"}
+    assert set(response.headers["Allow"].replace(" ", "").split(",")) == allowed
+
+
+def test_error_bodies_are_json_even_when_the_client_asks_for_xml(client):
+    response = client.get("/nope", headers={"Accept": "application/xml"}, status=404)
+    assert json.loads(response.body) == {"msg": "not found"}

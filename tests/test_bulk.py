@@ -1,0 +1,39 @@
+import gevent
+
+from growth_gevent.bulk import COMPLETE, IDLE, IN_PROGRESS, BulkLoader, BulkStatus
+
+
+def test_jobs_are_applied_in_order_in_chunks_that_yield():
+    applied = []
+    loader = BulkLoader(applied.append, chunk_size=2)
+    loader.submit([1, 2, 3])
+    loader.submit([4])
+    assert loader.status() == BulkStatus(IN_PROGRESS, 0, 1, 2, 0)
+    assert loader.wait_idle(5)
+    assert applied == [[1, 2], [3], [4]]
+    assert loader.status() == BulkStatus(COMPLETE, 1, 1, 2, 2)
+
+
+def test_other_greenlets_run_between_chunks():
+    events = []
+    loader = BulkLoader(lambda chunk: events.append("chunk"), chunk_size=1)
+    loader.submit(list(range(3)))
+    gevent.spawn(events.append, "reader")
+    assert loader.wait_idle(5)
+    assert events.index("reader") < len(events) - 1
+
+
+def test_status_is_idle_before_any_job_and_wait_idle_returns_at_once():
+    loader = BulkLoader(lambda chunk: None)
+    assert loader.status() == BulkStatus(IDLE, 0, 0, 0, 0)
+    assert loader.wait_idle(0)
+
+
+def test_wait_idle_times_out_while_a_job_is_blocked():
+    gate = gevent.event.Event()
+    loader = BulkLoader(lambda chunk: gate.wait())
+    loader.submit([1])
+    assert not loader.wait_idle(0.05)
+    gate.set()
+    assert loader.wait_idle(5)
+    loader.close()

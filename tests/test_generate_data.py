@@ -1,0 +1,26 @@
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, SAMPLE
+from scripts.generate_data import generate
+
+
+def test_the_3mb_class_file_has_42450_unique_records_starting_like_the_challenge():
+    records = generate(42450, seed=2002)
+    assert len(records) == 42450
+    assert len({(r["Country"], r["Indicator"], r["Year"]) for r in records}) == 42450
+    assert records[0] == {"Country": "BRZ", "Indicator": "NGDP_R", "Value": 183.26, "Year": 2002}
+    assert 2_900_000 < len(json.dumps(records)) < 3_400_000
+
+
+def test_the_same_seed_gives_the_same_records_and_another_seed_does_not():
+    assert generate(1000, seed=1) == generate(1000, seed=1)
+    assert generate(1000, seed=1) != generate(1000, seed=2)
+
+
+def test_the_committed_sample_is_what_the_generator_writes(tmp_path):
+    output = tmp_path / "sample.json"
+    subprocess.run([sys.executable, "scripts/generate_data.py", "--records", "9", "--indent", "4",
+                    str(output)], cwd=ROOT, check=True, capture_output=True)
+    assert output.read_bytes() == SAMPLE.read_bytes()

@@ -1,0 +1,42 @@
+import pytest
+
+from growth_gevent.records import (InvalidRecord, as_record, is_finite_number, make_key, parse_records,
+                                   parse_value_update)
+
+
+@pytest.mark.parametrize("value, finite", [
+    (0, True), (-3, True), (1.5, True), (1e308, True), (10 ** 30, True),
+    (float("nan"), False), (float("inf"), False), (-float("inf"), False), (10 ** 400, False),
+    (True, False), ("1", False), (None, False),
+])
+def test_is_finite_number(value, finite):
+    assert is_finite_number(value) is finite
+
+
+def test_make_key_upper_cases_and_shares_strings():
+    key = make_key("brz", "ngdp_r", 2002)
+    assert key == ("BRZ", "NGDP_R", 2002)
+    assert make_key("Brz", "NGDP_r", 1)[0] is key[0]
+
+
+def test_parse_records_keeps_payload_order():
+    payload = [{"Country": "b", "Indicator": "x", "Value": 1, "Year": 2},
+               {"Country": "a", "Indicator": "y", "Value": 2.5, "Year": 1}]
+    assert parse_records(payload) == [(("B", "X", 2), 1), (("A", "Y", 1), 2.5)]
+
+
+def test_parse_records_names_the_first_bad_record():
+    good = {"Country": "a", "Indicator": "y", "Value": 2.5, "Year": 1}
+    with pytest.raises(InvalidRecord, match=r"^record 2: Year must be an integer$"):
+        parse_records([good, good, {**good, "Year": "1"}, {**good, "Value": None}])
+
+
+def test_parse_value_update():
+    assert parse_value_update({"value": 3}) == 3
+    with pytest.raises(InvalidRecord):
+        parse_value_update({"Value": 3})
+
+
+def test_as_record_is_the_challenge_shape():
+    assert as_record(("BRZ", "NGDP_R", 2002), 183.26) == {
+        "Country": "BRZ", "Indicator": "NGDP_R", "Value": 183.26, "Year": 2002}
