@@ -1,0 +1,38 @@
+"""The README walkthrough, run for real: every command's output must be exactly what it shows."""
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+from live import LiveServer
+
+README = (ROOT / "README.md").read_text()
+WALKTHROUGH = re.search(r"<!-- walkthrough -->\n```console\n(.*?)```\n<!-- /walkthrough -->", README, re.S)
+
+
+def walkthrough_steps():
+    steps = []
+    for block in WALKTHROUGH.group(1).strip().split("\n\n"):
+        command, _, output = block.partition("\n")
+        steps.append((command.removeprefix("$ "), output + "\n"))
+    return steps
+
+
+@pytest.fixture(scope="module")
+def server():
+    live = LiveServer().start()
+    yield live
+    live.stop()
+
+
+def test_the_walkthrough_has_steps():
+    assert len(walkthrough_steps()) >= 10
+
+
+def test_every_walkthrough_command_prints_what_the_readme_shows(server):
+    for command, expected in walkthrough_steps():
+        command = command.replace("localhost:8080", f"127.0.0.1:{server.port}")
+        result = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=30)
+        assert result.stdout == expected, command
