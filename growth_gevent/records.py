@@ -50,24 +50,39 @@ def parse_records(payload):
     """Validate a bulk payload; return ``[(key, value), ...]`` in payload order.
 
     All-or-nothing: the first invalid record raises :class:`InvalidRecord` naming its index and field.
+    This loop runs 42,450 times for the 3 MB file, so the valid case is checked inline, names are
+    upper-cased once per distinct spelling, and the field-by-field diagnosis runs only on failure.
     """
     if type(payload) is not list:
         raise InvalidRecord("body must be a JSON array of records")
+    names = {}
     parsed = []
     append = parsed.append
-    for index, item in enumerate(payload):
-        if type(item) is not dict:
-            raise InvalidRecord(f"record {index}: must be an object")
-        country = item.get("Country")
-        indicator = item.get("Indicator")
-        value = item.get("Value")
-        year = item.get("Year")
-        problem = (check_name("Country", country) or check_name("Indicator", indicator)
-                   or check_value(value) or check_year(year))
-        if problem:
-            raise InvalidRecord(f"record {index}: {problem}")
-        append((make_key(country, indicator, year), value))
+    for item in payload:
+        if type(item) is dict:
+            country = item.get("Country")
+            indicator = item.get("Indicator")
+            value = item.get("Value")
+            year = item.get("Year")
+            country_key = names.get(country) if type(country) is str else None
+            if country_key is None and not check_name("Country", country):
+                country_key = names[country] = sys.intern(country.upper())
+            indicator_key = names.get(indicator) if type(indicator) is str else None
+            if indicator_key is None and not check_name("Indicator", indicator):
+                indicator_key = names[indicator] = sys.intern(indicator.upper())
+            if (country_key is not None and indicator_key is not None and type(year) is int
+                    and type(value) in _NUMBER_TYPES and -_FLOAT_MAX <= value <= _FLOAT_MAX):
+                append(((country_key, indicator_key, year), value))
+                continue
+        raise InvalidRecord(f"record {len(parsed)}: {_problem(item)}")
     return parsed
+
+
+def _problem(item):
+    if type(item) is not dict:
+        return "must be an object"
+    return (check_name("Country", item.get("Country")) or check_name("Indicator", item.get("Indicator"))
+            or check_value(item.get("Value")) or check_year(item.get("Year")))
 
 
 def parse_value_update(payload):

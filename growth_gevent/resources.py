@@ -3,7 +3,7 @@
 import falcon
 import ujson
 
-from .body import read_json
+from .body import gc_paused, parse_json, read_body, read_json
 from .records import as_record, check_name, make_key, parse_records, parse_value_update, InvalidRecord
 
 TEST_KEY = make_key("BRZ", "NGDP_R", 2002)
@@ -30,7 +30,9 @@ class Growth:
         self._max_body_bytes = max_body_bytes
 
     def on_post(self, req, resp):
-        records = parse_records(read_json(req, self._max_body_bytes))
+        body = read_body(req, self._max_body_bytes)
+        with gc_paused():
+            records = parse_records(parse_json(body))
         self._store.submit_bulk(records)
         _json(resp, {"msg": "In progress"}, falcon.HTTP_202)
 

@@ -50,7 +50,7 @@ def record_problem(response, expected_status):
 
 
 class ReadUpdateUser(HttpUser):
-    wait_time = constant(1)
+    wait_time = constant(1)  # the k6 script's think time: a request a second per user
 
     def on_start(self):
         # The record must exist before the first GET, or a fresh server answers 404s until a PUT lands.
