@@ -36,7 +36,8 @@ def gc_paused():
     """No garbage collection inside: for CPU-bound work that makes many objects and never yields.
 
     Parsing and validating a 3 MB body makes ~300,000 objects; collecting while they are made slows
-    that down by ~20%. Never hold it across I/O: other greenlets would run without a collector.
+    that down by ~20%. Brief yields inside are fine (other greenlets then run a request or two without
+    a collector); never hold it across waiting for I/O, which can last any time.
     """
     gc.disable()
     try:

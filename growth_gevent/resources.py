@@ -1,6 +1,7 @@
 """The HTTP resources: thin translations between requests and the store."""
 
 import falcon
+import gevent
 import ujson
 
 from .body import gc_paused, parse_json, read_body, read_json
@@ -11,7 +12,7 @@ TEST_KEY = make_key("BRZ", "NGDP_R", 2002)
 
 def _json(resp, document, status=falcon.HTTP_200):
     resp.status = status
-    resp.text = ujson.dumps(document, escape_forward_slashes=False)
+    resp.data = ujson.dumps(document, escape_forward_slashes=False).encode()
 
 
 class Ping:
@@ -32,7 +33,7 @@ class Growth:
     def on_post(self, req, resp):
         body = read_body(req, self._max_body_bytes)
         with gc_paused():
-            records = parse_records(parse_json(body))
+            records = parse_records(parse_json(body), pause=gevent.sleep)
         self._store.submit_bulk(records)
         _json(resp, {"msg": "In progress"}, falcon.HTTP_202)
 

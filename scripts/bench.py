@@ -101,12 +101,13 @@ def median_of(runs):
 
 def measure_http(ours, ceiling, runs, seconds):
     record_url = ours.url + RECORD_PATH
+    # c=1000 last: closing a thousand connections keeps the server busy for a moment afterwards.
     scenarios = {
         "ceiling: bare WSGI, c=50": lambda: wrk(ceiling.url + "/", 50, seconds),
+        "GET one record, c=1 (keep-alive latency)": lambda: wrk(record_url, 1, seconds),
         "GET one record, c=50": lambda: wrk(record_url, 50, seconds),
         "read/update mix, c=50": lambda: wrk(ours.url, 50, seconds, "scripts/wrk/read_update.lua"),
         "GET one record, c=1000": lambda: wrk(record_url, 1000, seconds),
-        "GET one record, c=1 (keep-alive latency)": lambda: wrk(record_url, 1, seconds),
     }
     collected = {name: [] for name in scenarios}
     for run in range(runs):

@@ -6,7 +6,7 @@ ReadUpdateUser is the challenge's read/update mix: ping, GET BRZ/NGDP_R/2002, PU
 shares, a request a second per user like the k6 script's think time. BulkPostUser, one user whatever -u
 says, POSTs data/growth-500kb.json and polls /api/v1/growth/post/status until the load is complete; the
 time from the 202 to "complete" is reported as "BULK load applied". It is left out when the file is absent:
-make it with `python scripts/generate_data.py --records 4537 data/growth-500kb.json`, or point FILE at
+make it with `python scripts/generate_data.py --records 4537 --indent 4 data/growth-500kb.json`, or point FILE at
 another one (FILE=data/growth-3mb.json; relative to the working directory).
 
 A wrong status code or body is a failure, and any failure makes Locust exit 1. So does a request kind whose

@@ -13,10 +13,15 @@ def test_is_finite_number(value, finite):
     assert is_finite_number(value) is finite
 
 
-def test_make_key_upper_cases_and_shares_strings():
-    key = make_key("brz", "ngdp_r", 2002)
-    assert key == ("BRZ", "NGDP_R", 2002)
-    assert make_key("Brz", "NGDP_r", 1)[0] is key[0]
+def test_make_key_upper_cases():
+    assert make_key("brz", "ngdp_r", 2002) == ("BRZ", "NGDP_R", 2002)
+
+
+def test_parse_records_shares_one_string_per_name():
+    payload = [{"Country": c, "Indicator": "x", "Value": 1, "Year": 2} for c in ("brz", "BRZ", "Brz")]
+    countries = [key[0] for key, _ in parse_records(payload)]
+    assert countries == ["BRZ"] * 3
+    assert countries[0] is countries[1] is countries[2]
 
 
 def test_parse_records_keeps_payload_order():
@@ -40,3 +45,13 @@ def test_parse_value_update():
 def test_as_record_is_the_challenge_shape():
     assert as_record(("BRZ", "NGDP_R", 2002), 183.26) == {
         "Country": "BRZ", "Indicator": "NGDP_R", "Value": 183.26, "Year": 2002}
+
+
+def test_parse_records_pauses_between_slices_and_still_names_the_global_index():
+    from growth_gevent.records import PAUSE_EVERY
+    good = {"Country": "a", "Indicator": "y", "Value": 2.5, "Year": 1}
+    pauses = []
+    assert len(parse_records([good] * (2 * PAUSE_EVERY + 1), pause=lambda: pauses.append(1))) == 2 * PAUSE_EVERY + 1
+    assert len(pauses) == 2
+    with pytest.raises(InvalidRecord, match=rf"^record {PAUSE_EVERY + 3}: "):
+        parse_records([good] * (PAUSE_EVERY + 3) + [{}], pause=lambda: None)
