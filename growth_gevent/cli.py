@@ -4,10 +4,15 @@ import logging
 import os
 import resource
 import sys
+import time
+
+import ujson
 
 from .app import create_app
 from .config import Config, ConfigError
+from .records import InvalidRecord, parse_records
 from .server import make_server, serve
+from .snapshot import Snapshotter, SnapshotError, read_snapshot, remove_stale_temporaries
 from .store import MemoryStore
 
 log = logging.getLogger("growth_gevent")
@@ -24,12 +29,56 @@ def main(environ=os.environ):
     _raise_open_file_limit()
     store = MemoryStore(chunk_size=config.bulk_chunk_records)
     try:
+        _load_initial_data(store, config)
+    except (SnapshotError, InvalidRecord, OSError) as error:
+        log.error("cannot start: %s", error)
+        return 2
+    snapshotter = None
+    if config.snapshot_path:
+        snapshotter = Snapshotter(store, config.snapshot_path, config.snapshot_interval)
+    try:
         server = make_server(create_app(store, config), config)
         server.init_socket()
     except OSError as error:
         log.error("cannot listen on %s:%s: %s", config.host, config.port, error)
         return 1
-    return serve(server, store, config)
+    return serve(server, store, config, snapshotter)
+
+
+def _load_initial_data(store, config):
+    """The snapshot if there is one, else the preload file, else nothing; applied before serving."""
+    started = time.perf_counter()
+    if config.snapshot_path and os.path.exists(config.snapshot_path):
+        source = f"snapshot {config.snapshot_path}"
+        records = read_snapshot(config.snapshot_path)
+    elif config.preload_path:
+        source = f"GROWTH_PRELOAD {config.preload_path}"
+        records = _read_preload(config.preload_path)
+    else:
+        records = None
+    if config.snapshot_path:
+        directory = os.path.dirname(os.path.abspath(config.snapshot_path))
+        if not os.access(directory, os.W_OK):
+            raise OSError(f"GROWTH_SNAPSHOT {config.snapshot_path}: cannot write in {directory}")
+        remove_stale_temporaries(config.snapshot_path)
+    if records is not None:
+        store.submit_bulk(records)
+        store.wait_idle()
+        log.info("loaded %d records from %s in %.0f ms", len(records), source,
+                 (time.perf_counter() - started) * 1000)
+
+
+def _read_preload(path):
+    with open(path, "rb") as preload:
+        raw = preload.read()
+    try:
+        payload = ujson.loads(raw)
+    except ValueError as error:
+        raise InvalidRecord(f"GROWTH_PRELOAD {path} is not JSON: {error}") from None
+    try:
+        return parse_records(payload)
+    except InvalidRecord as error:
+        raise InvalidRecord(f"GROWTH_PRELOAD {path}: {error}") from None
 
 
 def _raise_open_file_limit():

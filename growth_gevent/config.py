@@ -10,6 +10,7 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 DEFAULT_ACCESS_LOG = False
 DEFAULT_SHUTDOWN_TIMEOUT = 20.0
 DEFAULT_BULK_CHUNK_RECORDS = DEFAULT_CHUNK_SIZE
+DEFAULT_SNAPSHOT_INTERVAL = 60.0
 
 _TRUE = ("1", "on", "true", "yes")
 _FALSE = ("0", "off", "false", "no")
@@ -27,6 +28,9 @@ class Config:
     access_log: bool = DEFAULT_ACCESS_LOG
     shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
     bulk_chunk_records: int = DEFAULT_BULK_CHUNK_RECORDS
+    snapshot_path: str | None = None
+    snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL
+    preload_path: str | None = None
 
     @classmethod
     def from_env(cls, environ):
@@ -37,6 +41,10 @@ class Config:
             access_log=_switch(environ, "GROWTH_ACCESS_LOG", DEFAULT_ACCESS_LOG),
             shutdown_timeout=_seconds(environ, "GROWTH_SHUTDOWN_TIMEOUT", DEFAULT_SHUTDOWN_TIMEOUT),
             bulk_chunk_records=_integer(environ, "GROWTH_BULK_CHUNK_RECORDS", DEFAULT_BULK_CHUNK_RECORDS, 1, None),
+            snapshot_path=environ.get("GROWTH_SNAPSHOT", "").strip() or None,
+            snapshot_interval=_seconds(environ, "GROWTH_SNAPSHOT_INTERVAL", DEFAULT_SNAPSHOT_INTERVAL,
+                                       positive=True),
+            preload_path=environ.get("GROWTH_PRELOAD", "").strip() or None,
         )
 
 
@@ -54,7 +62,7 @@ def _integer(environ, name, default, lowest, highest):
     return value
 
 
-def _seconds(environ, name, default):
+def _seconds(environ, name, default, positive=False):
     raw = environ.get(name, "").strip()
     if not raw:
         return default
@@ -62,8 +70,9 @@ def _seconds(environ, name, default):
         value = float(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not 0 <= value < float("inf"):
-        raise ConfigError(f"{name} must be a non-negative number of seconds, got {raw!r}")
+    if not 0 <= value < float("inf") or (positive and value == 0):
+        kind = "positive" if positive else "non-negative"
+        raise ConfigError(f"{name} must be a {kind} number of seconds, got {raw!r}")
     return value
 
 

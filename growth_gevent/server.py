@@ -151,14 +151,20 @@ def make_server(app, config):
     )
 
 
-def serve(server, store, config):
-    """Serve until SIGTERM or SIGINT, then shut down gracefully; return the exit code."""
+def serve(server, store, config, snapshotter=None):
+    """Serve until SIGTERM or SIGINT, then shut down gracefully; return the exit code.
+
+    With a snapshotter, the last snapshot is written after requests in flight and accepted bulk
+    loads are done; if it cannot be written the exit code is 1.
+    """
     stop = Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         gevent.signal_handler(signum, stop.set)
     server.start()
     host, port = server.address[:2]
     log.info("listening on http://%s:%d", host, port)
+    if snapshotter is not None:
+        snapshotter.start()
     stop.wait()
 
     deadline = time.monotonic() + config.shutdown_timeout
@@ -167,6 +173,13 @@ def serve(server, store, config):
         log.warning("requests still running after %ss were stopped", config.shutdown_timeout)
     if not store.wait_idle(max(0.0, deadline - time.monotonic())):
         log.warning("accepted bulk loads not fully applied after %ss", config.shutdown_timeout)
+    exit_code = 0
+    if snapshotter is not None:
+        try:
+            snapshotter.stop()
+        except OSError as error:
+            log.error("last snapshot failed: %s", error)
+            exit_code = 1
     store.close()
     log.info("stopped")
-    return 0
+    return exit_code

@@ -50,13 +50,15 @@ class MemoryStore(Store):
     """A dict guarded by a gevent lock.
 
     Single-key reads take no lock: a dict lookup cannot be interrupted by a greenlet switch. Writes
-    take it so that anything iterating the whole dict while yielding (a snapshot) sees no change.
+    take it so that anything reading the whole dict while yielding sees no change.
+    ``changes`` counts writes, so that a snapshot can tell whether there is anything new to save.
     """
 
     def __init__(self, chunk_size=DEFAULT_CHUNK_SIZE):
         self._data = {}
         self._lock = RLock()
         self._bulk = BulkLoader(self._apply_chunk, chunk_size)
+        self.changes = 0
 
     def get(self, key):
         return self._data.get(key)
@@ -65,14 +67,23 @@ class MemoryStore(Store):
         with self._lock:
             created = key not in self._data
             self._data[key] = value
+            self.changes += 1
         return created
 
     def delete(self, key):
         with self._lock:
-            return self._data.pop(key, None) is not None
+            if self._data.pop(key, None) is None:
+                return False
+            self.changes += 1
+            return True
 
     def size(self):
         return len(self._data)
+
+    def items(self):
+        """A copy of every ``(key, value)``, taken in one step."""
+        with self._lock:
+            return list(self._data.items())
 
     def submit_bulk(self, records):
         return self._bulk.submit(records)
@@ -89,3 +100,4 @@ class MemoryStore(Store):
     def _apply_chunk(self, chunk):
         with self._lock:
             self._data.update(chunk)
+            self.changes += 1

@@ -1,13 +1,17 @@
-"""Start-up as a user meets it: bad settings stop the process with a message naming the variable."""
+"""Start-up and shutdown as a user meets them: bad settings, snapshots and preload files, real processes."""
 
+import json
+import os
+import socket
 import subprocess
 import sys
-
-import socket
 
 import pytest
 
 from conftest import ROOT
+from growth_gevent.snapshot import read_snapshot, write_snapshot
+from live import LiveServer, wait_for
+from scripts.generate_data import generate
 
 
 @pytest.mark.parametrize("name, raw", [("PORT", "abc"), ("GROWTH_MAX_BODY_BYTES", "-5"),
@@ -30,3 +34,157 @@ def test_a_port_in_use_stops_start_up():
                                 capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+# Durability: real processes restarted on the same snapshot file.
+
+BIG = 42450
+
+
+@pytest.fixture(scope="module")
+def big_records():
+    return generate(BIG, seed=2002)
+
+
+@pytest.fixture
+def servers():
+    started = []
+
+    def start(**env):
+        server = LiveServer(**env).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def as_store(records):
+    return {(r["Country"].upper(), r["Indicator"].upper(), r["Year"]): r["Value"] for r in records}
+
+
+def start_fails(**env):
+    return subprocess.run([sys.executable, "-m", "growth_gevent"], cwd=ROOT,
+                          env={**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_restart_on_the_snapshot_keeps_every_record(servers, big_records, tmp_path):
+    snapshot = str(tmp_path / "growth.snapshot")
+    first = servers(GROWTH_SNAPSHOT=snapshot)
+    first.request("POST", "/api/v1/growth", json.dumps(big_records).encode(), {"Content-Type": "application/json"})
+    first.wait_until_complete()
+    expected = as_store(big_records)
+    for path, value in (("/api/v1/growth/BRZ/NGDP_R/2002", 1.5), ("/api/v1/growth/new/one/1999", 2),
+                        ("/api/v1/growth/BRZ/NGDP_R/2003", -3.25)):
+        assert first.request_json("PUT", path, {"value": value})[0] in (200, 201)
+        _, country, indicator, year = path.rsplit("/", 3)
+        expected[(country.upper(), indicator.upper(), int(year))] = value
+    for record in big_records[100:102]:
+        path = f"/api/v1/growth/{record['Country']}/{record['Indicator']}/{record['Year']}"
+        assert first.request("DELETE", path)[0] == 204
+        del expected[(record["Country"], record["Indicator"], record["Year"])]
+    first.terminate()
+    assert first.wait_exit(20) == 0
+
+    assert dict(read_snapshot(snapshot)) == expected
+    second = servers(GROWTH_SNAPSHOT=snapshot)
+    assert second.request_json("GET", "/api/v1/growth/size") == (200, {"size": len(expected)})
+    status = second.request_json("GET", "/api/v1/growth/post/status")[1]
+    assert (status["msg"], status["count"], status["test value"]) == ("complete", len(expected), 1.5)
+    assert second.request_json("GET", "/api/v1/growth/NEW/ONE/1999")[1]["Value"] == 2
+    deleted = big_records[100]
+    assert second.request("GET", f"/api/v1/growth/{deleted['Country']}/{deleted['Indicator']}/{deleted['Year']}")[0] == 404
+
+
+def test_with_a_1s_interval_a_kill_9_keeps_what_was_written_before(servers, tmp_path):
+    snapshot = str(tmp_path / "growth.snapshot")
+    first = servers(GROWTH_SNAPSHOT=snapshot, GROWTH_SNAPSHOT_INTERVAL="1")
+    first.request_json("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", {"value": 42.5})
+
+    def snapshot_has_the_record():
+        try:
+            return dict(read_snapshot(snapshot)) == {("BRZ", "NGDP_R", 2002): 42.5}
+        except FileNotFoundError:
+            return False
+
+    wait_for(snapshot_has_the_record, timeout=10)
+    first.process.kill()
+    first.wait_exit(10)
+    second = servers(GROWTH_SNAPSHOT=snapshot)
+    assert second.request_json("GET", "/api/v1/growth/BRZ/NGDP_R/2002")[1]["Value"] == 42.5
+
+
+def test_a_kill_9_while_snapshots_are_written_leaves_a_whole_snapshot(servers, big_records, tmp_path):
+    snapshot = tmp_path / "growth.snapshot"
+    server = servers(GROWTH_SNAPSHOT=str(snapshot), GROWTH_SNAPSHOT_INTERVAL="0.01")
+    server.request("POST", "/api/v1/growth", json.dumps(big_records).encode(), {"Content-Type": "application/json"})
+    server.wait_until_complete()
+    for written in range(3):
+        server.request_json("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", {"value": written})
+        server.wait_for_line("snapshot written", 10)
+    server.process.kill()
+    server.wait_exit(10)
+    assert len(read_snapshot(str(snapshot))) == BIG
+    (tmp_path / ".growth.snapshot.left-by-a-kill.tmp").write_text("half")
+    servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert [p.name for p in tmp_path.iterdir()] == ["growth.snapshot"]
+
+
+@pytest.mark.parametrize("cut", [10, 1000, -2])
+def test_a_truncated_snapshot_stops_start_up_and_is_left_as_it_was(tmp_path, cut):
+    snapshot = tmp_path / "growth.snapshot"
+    write_snapshot(str(snapshot), [(("BRZ", "NGDP_R", y), 1.0) for y in range(100)])
+    snapshot.write_bytes(snapshot.read_bytes()[:cut])
+    before = snapshot.read_bytes()
+    result = start_fails(GROWTH_SNAPSHOT=str(snapshot))
+    assert result.returncode == 2
+    assert "is not a complete snapshot" in result.stderr
+    assert snapshot.read_bytes() == before
+
+
+def test_a_snapshot_that_is_not_ours_stops_start_up(tmp_path):
+    snapshot = tmp_path / "growth.snapshot"
+    snapshot.write_text('{"format": "something-else"}')
+    result = start_fails(GROWTH_SNAPSHOT=str(snapshot))
+    assert result.returncode == 2
+    assert "is not a growth-gevent snapshot" in result.stderr
+
+
+def test_a_snapshot_in_a_folder_that_cannot_be_written_stops_start_up(tmp_path):
+    result = start_fails(GROWTH_SNAPSHOT=str(tmp_path / "missing" / "growth.snapshot"))
+    assert result.returncode == 2
+    assert "cannot write in" in result.stderr
+
+
+def test_a_preload_file_is_loaded_when_there_is_no_snapshot(servers, tmp_path):
+    preload = tmp_path / "preload.json"
+    preload.write_text(json.dumps(generate(500, seed=3)))
+    server = servers(GROWTH_PRELOAD=str(preload), GROWTH_SNAPSHOT=str(tmp_path / "growth.snapshot"))
+    assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 500})
+    status = server.request_json("GET", "/api/v1/growth/post/status")[1]
+    assert (status["msg"], status["count"], status["test value"]) == ("complete", 500, 183.26)
+
+
+def test_a_snapshot_wins_over_the_preload_file(servers, tmp_path):
+    preload = tmp_path / "preload.json"
+    preload.write_text(json.dumps(generate(500, seed=3)))
+    snapshot = tmp_path / "growth.snapshot"
+    write_snapshot(str(snapshot), [(("A", "B", 1), 2)])
+    server = servers(GROWTH_PRELOAD=str(preload), GROWTH_SNAPSHOT=str(snapshot))
+    assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 1})
+
+
+@pytest.mark.parametrize("content, message", [
+    ('[{"Country": "A", "Indicator": "B", "Value": 1, "Year": 1}, {"Country": "A"}]',
+     "record 1: Indicator must be a non-empty string"),
+    ("[{", "is not JSON"),
+])
+def test_a_bad_preload_file_stops_start_up_naming_the_record(tmp_path, content, message):
+    preload = tmp_path / "preload.json"
+    preload.write_text(content)
+    result = start_fails(GROWTH_PRELOAD=str(preload))
+    assert result.returncode == 2
+    assert f"GROWTH_PRELOAD {preload}" in result.stderr
+    assert message in result.stderr
