@@ -8,8 +8,10 @@ COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 
 COPY growth_gevent ./growth_gevent
-RUN useradd --system --no-create-home growth
+RUN useradd --system --no-create-home growth && mkdir /data && chown growth /data
 USER growth
+# For GROWTH_SNAPSHOT=/data/growth.snapshot with a volume mounted here.
+VOLUME /data
 
 EXPOSE 8080
 # Exec form: Python is PID 1 and receives SIGTERM itself, so shutdown is graceful.

@@ -17,6 +17,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -24,6 +25,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "growth-3mb.json"
 RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/2002"
 LISTENING = re.compile(r"listening on http://[\d.]+:(\d+)")
+SNAPSHOT_WRITTEN = re.compile(r"snapshot written: 42450 records .* in (\d+) ms")
+SNAPSHOT_LOADED = re.compile(r"loaded 42450 records from snapshot .* in (\d+) ms")
 PINNED = (os.cpu_count() or 1) >= 2 and subprocess.run(["which", "taskset"], capture_output=True).returncode == 0
 
 
@@ -38,14 +41,16 @@ class Server:
         self.process = subprocess.Popen(
             pinned(command, 0), cwd=ROOT, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env})
+        self.lines = []
         for line in self.process.stderr:
+            self.lines.append(line)
             match = LISTENING.search(line)
             if match:
                 self.port = int(match.group(1))
                 break
         else:
-            raise SystemExit(f"{command} did not start")
-        threading.Thread(target=self.process.stderr.read, daemon=True).start()
+            raise SystemExit(f"{command} did not start: {''.join(self.lines)}")
+        threading.Thread(target=lambda: self.lines.extend(self.process.stderr), daemon=True).start()
         self.url = f"http://127.0.0.1:{self.port}"
 
     def request(self, method, path, body=None):
@@ -148,6 +153,25 @@ def measure_reads_during_loads(ours, payload, seconds):
     return result
 
 
+def measure_snapshots(payload, seconds, directory):
+    """Reads and writes (the mix) while the 3 MB data is snapshotted every 0.2 s; then a restart on it."""
+    snapshot = str(directory / "bench.snapshot")
+    server = Server([sys.executable, "-m", "growth_gevent"], GROWTH_SNAPSHOT=snapshot,
+                    GROWTH_SNAPSHOT_INTERVAL="0.2")
+    try:
+        server.load(payload)
+        result = wrk(server.url, 10, seconds, "scripts/wrk/read_update.lua")
+        written = [float(m.group(1)) for m in map(SNAPSHOT_WRITTEN.search, server.lines) if m]
+    finally:
+        server.stop()
+    restarted = Server([sys.executable, "-m", "growth_gevent"], GROWTH_SNAPSHOT=snapshot)
+    restarted.stop()
+    loaded = next(m for m in map(SNAPSHOT_LOADED.search, restarted.lines) if m)
+    result.update(snapshots_written=len(written), snapshot_write_ms_median=statistics.median(written),
+                  snapshot_load_ms=float(loaded.group(1)))
+    return result
+
+
 def measure_rss(payload):
     fresh = Server([sys.executable, "-m", "growth_gevent"])
     try:
@@ -158,17 +182,55 @@ def measure_rss(payload):
         fresh.stop()
 
 
-def print_table(http_results, bulk, reads, rss):
-    print(f"\n{'scenario':<44}{'req/s':>9}{'ratio':>7}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>8}")
+def report(http_results, bulk, reads, snapshots, rss):
+    """The table as text lines, and the targets of issue #3 with what was measured."""
+    lines = [f"{'scenario':<44}{'req/s':>9}{'ratio':>7}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>8}"]
     for name, r in http_results.items():
-        print(f"{name:<44}{r['rps']:>9.0f}{r['ratio_to_ceiling']:>7.2f}{r['p50_us'] / 1000:>9.2f}"
-              f"{r['p99_us'] / 1000:>9.2f}{r['max_us'] / 1000:>9.2f}{r['errors']:>8.0f}")
-    print(f"\n3 MB bulk POST -> status complete: median {bulk['median_ms']:.1f} ms "
-          f"(min {bulk['min_ms']:.1f}, max {bulk['max_ms']:.1f}, {bulk['loads']} loads)")
-    print(f"reads while 3 MB loads are applied back to back ({reads['loads_applied']} loads): "
-          f"p99 {reads['p99_us'] / 1000:.2f} ms, max {reads['max_us'] / 1000:.2f} ms, "
-          f"{reads['rps']:.0f} req/s, {reads['errors']} errors")
-    print(f"resident memory after three 3 MB loads: {rss / 2 ** 20:.1f} MiB")
+        lines.append(f"{name:<44}{r['rps']:>9.0f}{r['ratio_to_ceiling']:>7.2f}{r['p50_us'] / 1000:>9.2f}"
+                     f"{r['p99_us'] / 1000:>9.2f}{r['max_us'] / 1000:>9.2f}{r['errors']:>8.0f}")
+    lines += [
+        "",
+        f"3 MB bulk POST -> status complete: median {bulk['median_ms']:.1f} ms "
+        f"(min {bulk['min_ms']:.1f}, max {bulk['max_ms']:.1f}, {bulk['loads']} loads)",
+        f"reads while 3 MB loads are applied back to back ({reads['loads_applied']} loads): "
+        f"p99 {reads['p99_us'] / 1000:.2f} ms, max {reads['max_us'] / 1000:.2f} ms, "
+        f"{reads['rps']:.0f} req/s, {reads['errors']} errors",
+        f"reads/updates while 42,450 records are snapshotted every 0.2 s ({snapshots['snapshots_written']} "
+        f"snapshots, {snapshots['snapshot_write_ms_median']:.0f} ms each): p99 {snapshots['p99_us'] / 1000:.2f} ms, "
+        f"max {snapshots['max_us'] / 1000:.2f} ms, {snapshots['rps']:.0f} req/s, {snapshots['errors']} errors",
+        f"start-up on that snapshot: 42,450 records loaded in {snapshots['snapshot_load_ms']:.0f} ms",
+        f"resident memory after three 3 MB loads: {rss / 2 ** 20:.1f} MiB",
+    ]
+    get50 = http_results["GET one record, c=50"]
+    single = http_results["GET one record, c=1 (keep-alive latency)"]
+    thousand = http_results["GET one record, c=1000"]
+
+    def row(figure, target, measured, met):
+        return f"| {figure} | {target} | {measured} | {'yes' if met else 'no'} |"
+
+    targets = [
+        "| figure | target | measured | met |", "|---|---|---|---|",
+        row("GET one record, c=50", "≥ 0.9 × ceiling", f"{get50['ratio_to_ceiling']:.2f} ×",
+            get50["ratio_to_ceiling"] >= 0.9),
+        row("keep-alive latency, one connection", "median < 0.5 ms", f"{single['p50_us'] / 1000:.2f} ms",
+            single["p50_us"] < 500),
+        row("p99 GET at c=50", "< 20 ms", f"{get50['p99_us'] / 1000:.2f} ms", get50["p99_us"] < 20000),
+        row("1000 connections", "0 errors", f"{thousand['errors']:.0f} errors", thousand["errors"] == 0),
+        row("3 MB bulk POST → status complete", "≤ 100 ms median", f"{bulk['median_ms']:.0f} ms",
+            bulk["median_ms"] <= 100),
+        row("reads while bulk loads are applied", "p99 < 100 ms, max < 250 ms",
+            f"p99 {reads['p99_us'] / 1000:.0f} ms, max {reads['max_us'] / 1000:.0f} ms",
+            reads["p99_us"] < 100000 and reads["max_us"] < 250000),
+        row("RSS after three 3 MB loads", "≤ 60 MB", f"{rss / 2 ** 20:.1f} MiB ({rss / 1e6:.1f} MB)", rss <= 60e6),
+    ]
+    return lines, targets
+
+
+def update_readme(lines, targets, heading):
+    readme = ROOT / "README.md"
+    block = "\n".join(["<!-- bench -->", heading, "", "```text", *lines, "```", "", *targets, "<!-- /bench -->"])
+    text = re.sub(r"<!-- bench -->.*<!-- /bench -->", lambda _: block, readme.read_text(), flags=re.S)
+    readme.write_text(text)
 
 
 def write_chart(http_results, path):
@@ -197,12 +259,22 @@ def write_chart(http_results, path):
     figure.savefig(path, dpi=80)
 
 
+def machine():
+    model = next((line.split(":", 1)[1].strip() for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), "unknown CPU")
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    return (f"{os.cpu_count()} × {model}, {memory:.0f} GiB, Python {sys.version.split()[0]}"
+            f"{', server and wrk pinned to separate CPUs' if PINNED else ''} (a shared, noisy machine)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--bulk-loads", type=int, default=5)
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "bench-results")
+    parser.add_argument("--update-readme", action="store_true",
+                        help="write the table and the targets into README.md between its bench markers")
     args = parser.parse_args()
     if not DATA.exists():
         subprocess.run([sys.executable, "scripts/generate_data.py", str(DATA)], cwd=ROOT, check=True)
@@ -218,16 +290,24 @@ def main():
     finally:
         ours.stop()
         ceiling.stop()
+    with tempfile.TemporaryDirectory() as directory:
+        snapshots = measure_snapshots(payload, args.seconds, pathlib.Path(directory))
     rss = measure_rss(payload)
 
-    print_table(http_results, bulk, reads, rss)
+    lines, targets = report(http_results, bulk, reads, snapshots, rss)
+    print("\n" + "\n".join(lines) + "\n\n" + "\n".join(targets))
     args.out.mkdir(parents=True, exist_ok=True)
-    report = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "pinned": PINNED,
-              "runs": args.runs, "seconds": args.seconds, "http": http_results, "bulk": bulk,
-              "reads_during_loads": reads, "rss_bytes_after_three_loads": rss}
-    (args.out / "bench.json").write_text(json.dumps(report, indent=2))
+    report_header = {"date": time.strftime("%Y-%m-%d"), "machine": machine()}
+    results = {**report_header, "pinned": PINNED, "runs": args.runs, "seconds": args.seconds,
+               "http": http_results, "bulk": bulk, "reads_during_loads": reads, "snapshots": snapshots,
+               "rss_bytes_after_three_loads": rss}
+    (args.out / "bench.json").write_text(json.dumps(results, indent=2))
     write_chart(http_results, args.out / "bench.png")
     print(f"\nwrote {args.out / 'bench.json'} and {args.out / 'bench.png'}")
+    if args.update_readme:
+        update_readme(lines, targets, f"Measured {report_header['date']} with `./scripts/bench --update-readme` on "
+                                      f"{report_header['machine']}:")
+        print("updated the figures in README.md")
 
 
 if __name__ == "__main__":

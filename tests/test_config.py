@@ -7,15 +7,17 @@ from growth_gevent.config import (DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_MAX_BODY_B
 def test_defaults_when_the_environment_is_empty():
     assert Config.from_env({}) == Config(host="0.0.0.0", port=8080, max_body_bytes=16 * 1024 * 1024,
                                          access_log=False, shutdown_timeout=20.0,
-                                         bulk_chunk_records=DEFAULT_BULK_CHUNK_RECORDS)
+                                         bulk_chunk_records=DEFAULT_BULK_CHUNK_RECORDS,
+                                         snapshot_path=None, snapshot_interval=60.0, preload_path=None)
     assert DEFAULT_MAX_BODY_BYTES == 16 * 1024 * 1024
 
 
 def test_every_variable_is_read():
     config = Config.from_env({"HOST": "127.0.0.1", "PORT": "5000", "GROWTH_MAX_BODY_BYTES": "100",
                               "GROWTH_ACCESS_LOG": "on", "GROWTH_SHUTDOWN_TIMEOUT": "2.5",
-                              "GROWTH_BULK_CHUNK_RECORDS": "10"})
-    assert config == Config("127.0.0.1", 5000, 100, True, 2.5, 10)
+                              "GROWTH_BULK_CHUNK_RECORDS": "10", "GROWTH_SNAPSHOT": "/d/s",
+                              "GROWTH_SNAPSHOT_INTERVAL": "0.5", "GROWTH_PRELOAD": "/d/p.json"})
+    assert config == Config("127.0.0.1", 5000, 100, True, 2.5, 10, "/d/s", 0.5, "/d/p.json")
 
 
 @pytest.mark.parametrize("raw, expected", [("off", False), ("0", False), ("No", False),
@@ -31,6 +33,7 @@ def test_access_log_switch_words(raw, expected):
     ("GROWTH_SHUTDOWN_TIMEOUT", "-1"), ("GROWTH_SHUTDOWN_TIMEOUT", "soon"),
     ("GROWTH_SHUTDOWN_TIMEOUT", "inf"), ("GROWTH_SHUTDOWN_TIMEOUT", "nan"),
     ("GROWTH_BULK_CHUNK_RECORDS", "0"),
+    ("GROWTH_SNAPSHOT_INTERVAL", "0"), ("GROWTH_SNAPSHOT_INTERVAL", "-1"), ("GROWTH_SNAPSHOT_INTERVAL", "often"),
 ])
 def test_a_bad_value_names_the_variable(name, raw):
     with pytest.raises(ConfigError, match=name):
