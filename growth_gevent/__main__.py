@@ -6,4 +6,4 @@ import sys  # noqa: E402  (everything else is imported after patching)
 
 from growth_gevent.cli import main  # noqa: E402
 
-sys.exit(main())
+sys.exit(main(sys.argv[1:]))

@@ -18,7 +18,11 @@ from .store import MemoryStore
 log = logging.getLogger("growth_gevent")
 
 
-def main(environ=os.environ):
+def main(argv=(), environ=os.environ):
+    """``python -m growth_gevent`` serves; ``python -m growth_gevent load FILE [--url URL]`` uploads."""
+    if argv and argv[0] == "load":
+        from .loader import main as load
+        return load(argv[1:])
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
