@@ -17,6 +17,7 @@ def create_app(store, config):
     app.add_route("/api/v1/growth", resources.Growth(store, config.max_body_bytes))
     app.add_route("/api/v1/growth/post/status", resources.BulkStatus(store))
     app.add_route("/api/v1/growth/size", resources.Size(store))
+    app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
     app.add_route("/api/v1/growth/{country}/{indicator}/{year:int}",
                   resources.Record(store, config.max_body_bytes))
     return app

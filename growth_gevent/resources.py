@@ -1,5 +1,7 @@
 """The HTTP resources: thin translations between requests and the store."""
 
+import re
+
 import falcon
 import gevent
 import ujson
@@ -8,6 +10,11 @@ from .body import gc_paused, parse_json, read_body, read_json
 from .records import as_record, check_name, make_key, parse_records, parse_value_update, InvalidRecord
 
 TEST_KEY = make_key("BRZ", "NGDP_R", 2002)
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+LIST_PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "limit", "offset"})
+SERIES_PARAMETERS = frozenset({"from", "to"})
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 def _json(resp, document, status=falcon.HTTP_200):
@@ -23,12 +30,62 @@ class Ping:
     on_head = on_get
 
 
+def _query(req, allowed):
+    """The query parameters, each given at most once, none unknown; blank ones count as not given."""
+    unknown = sorted(set(req.params) - allowed)
+    if unknown:
+        raise falcon.HTTPBadRequest(description=f"unknown query parameter {unknown[0]!r}; "
+                                                f"known: {', '.join(sorted(allowed))}")
+    params = {}
+    for name, value in req.params.items():
+        if type(value) is list:
+            raise falcon.HTTPBadRequest(description=f"query parameter {name!r} is given more than once")
+        if value:
+            params[name] = value
+    return params
+
+
+def _integer(params, name, default=None, lowest=None, highest=None):
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if not _INTEGER.fullmatch(raw):
+        raise falcon.HTTPBadRequest(description=f"{name} must be an integer")
+    value = int(raw)
+    if (lowest is not None and value < lowest) or (highest is not None and value > highest):
+        bounds = f"between {lowest} and {highest}" if highest is not None else f"at least {lowest}"
+        raise falcon.HTTPBadRequest(description=f"{name} must be {bounds}")
+    return value
+
+
+def _year_range(params, year=None):
+    """``from``/``to`` (inclusive), narrowed to ``year`` when one is given."""
+    first, last = _integer(params, "from"), _integer(params, "to")
+    if year is not None:
+        first = year if first is None else max(first, year)
+        last = year if last is None else min(last, year)
+    return first, last
+
+
 class Growth:
-    """``POST /api/v1/growth``: validate the whole payload, accept it, apply it in the background."""
+    """``/api/v1/growth``: POST a bulk load (validated whole, applied in the background); GET a page."""
 
     def __init__(self, store, max_body_bytes):
         self._store = store
         self._max_body_bytes = max_body_bytes
+
+    def on_get(self, req, resp):
+        params = _query(req, LIST_PARAMETERS)
+        limit = _integer(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        offset = _integer(params, "offset", 0, 0)
+        first, last = _year_range(params, _integer(params, "year"))
+        country, indicator = params.get("country"), params.get("indicator")
+        total, page = self._store.records(country and country.upper(), indicator and indicator.upper(),
+                                          first, last, offset, limit)
+        _json(resp, {"items": [as_record(key, value) for key, value in page],
+                     "total": total, "limit": limit, "offset": offset})
+
+    on_head = on_get
 
     def on_post(self, req, resp):
         body = read_body(req, self._max_body_bytes)
@@ -62,6 +119,24 @@ class Size:
 
     def on_get(self, req, resp):
         _json(resp, {"size": self._store.size()})
+
+    on_head = on_get
+
+
+class Series:
+    """``/api/v1/growth/{country}/{indicator}``: one series, by year."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def on_get(self, req, resp, country, indicator):
+        first, last = _year_range(_query(req, SERIES_PARAMETERS))
+        country, indicator = country.upper(), indicator.upper()
+        values = self._store.series(country, indicator, first, last)
+        if not values:
+            raise falcon.HTTPNotFound()
+        _json(resp, {"Country": country, "Indicator": indicator,
+                     "Values": [{"Year": year, "Value": value} for year, value in values]})
 
     on_head = on_get
 

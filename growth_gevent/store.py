@@ -10,6 +10,9 @@ from gevent.lock import RLock
 
 from .bulk import DEFAULT_CHUNK_SIZE, BulkLoader
 
+# What a lookup of an absent country or series finds; never written to.
+_NOTHING = {}
+
 
 class Store(abc.ABC):
     """What the resources need of a store, whatever holds the data."""
@@ -31,6 +34,17 @@ class Store(abc.ABC):
         """How many records are stored."""
 
     @abc.abstractmethod
+    def series(self, country, indicator, first=None, last=None):
+        """``[(year, value), ...]`` of one series, by year, ``first <= year <= last`` where given."""
+
+    @abc.abstractmethod
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+        """``(total, [(key, value), ...])``: how many records match, and one page of them.
+
+        Records are ordered by country, indicator and year; ``None`` matches everything.
+        """
+
+    @abc.abstractmethod
     def submit_bulk(self, records):
         """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number."""
 
@@ -47,43 +61,85 @@ class Store(abc.ABC):
 
 
 class MemoryStore(Store):
-    """A dict guarded by a gevent lock.
+    """Nested dicts, country -> indicator -> year -> value, guarded by a gevent lock.
 
-    Single-key reads take no lock: a dict lookup cannot be interrupted by a greenlet switch. Writes
-    take it so that anything reading the whole dict while yielding sees no change.
-    ``changes`` counts writes, so that a snapshot can tell whether there is anything new to save.
+    Nesting is the index: a series or a country slice is found without looking at other records, and
+    42,450 records need no key tuples. Reads take no lock: none of them yields, so no write can come
+    between their steps. Writes take it so that anything reading the whole store while yielding sees
+    no change. ``changes`` counts writes, so that a snapshot can tell whether there is anything new.
     """
 
     def __init__(self, chunk_size=DEFAULT_CHUNK_SIZE):
-        self._data = {}
+        self._countries = {}
+        self._size = 0
         self._lock = RLock()
         self._bulk = BulkLoader(self._apply_chunk, chunk_size)
         self.changes = 0
 
     def get(self, key):
-        return self._data.get(key)
+        country, indicator, year = key
+        series = self._countries.get(country, _NOTHING).get(indicator)
+        return None if series is None else series.get(year)
 
     def put(self, key, value):
+        country, indicator, year = key
         with self._lock:
-            created = key not in self._data
-            self._data[key] = value
+            series = self._countries.setdefault(country, {}).setdefault(indicator, {})
+            created = year not in series
+            series[year] = value
+            self._size += created
             self.changes += 1
         return created
 
     def delete(self, key):
+        country, indicator, year = key
         with self._lock:
-            if self._data.pop(key, None) is None:
+            indicators = self._countries.get(country, _NOTHING)
+            series = indicators.get(indicator, _NOTHING)
+            if series.pop(year, None) is None:
                 return False
+            if not series:
+                del indicators[indicator]
+                if not indicators:
+                    del self._countries[country]
+            self._size -= 1
             self.changes += 1
             return True
 
     def size(self):
-        return len(self._data)
+        return self._size
+
+    def series(self, country, indicator, first=None, last=None):
+        series = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+        return [(year, series[year]) for year in _years_in(series, first, last)]
+
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+        countries = self._countries
+        total = 0
+        page = []
+        for country_name in sorted(countries) if country is None else [country]:
+            indicators = countries.get(country_name, _NOTHING)
+            for indicator_name in sorted(indicators) if indicator is None else [indicator]:
+                series = indicators.get(indicator_name)
+                if not series:
+                    continue
+                # Whole series are counted, not read, until the page starts.
+                years = None if first is None and last is None else _years_in(series, first, last)
+                count = len(series) if years is None else len(years)
+                if total + count > offset and len(page) < limit:
+                    start = max(0, offset - total)
+                    for year in (sorted(series) if years is None else years)[start:start + limit - len(page)]:
+                        page.append(((country_name, indicator_name, year), series[year]))
+                total += count
+        return total, page
 
     def items(self):
         """A copy of every ``(key, value)``, taken in one step."""
         with self._lock:
-            return list(self._data.items())
+            return [((country, indicator, year), value)
+                    for country, indicators in self._countries.items()
+                    for indicator, series in indicators.items()
+                    for year, value in series.items()]
 
     def submit_bulk(self, records):
         return self._bulk.submit(records)
@@ -98,6 +154,25 @@ class MemoryStore(Store):
         self._bulk.close()
 
     def _apply_chunk(self, chunk):
+        countries = self._countries
+        added = 0
         with self._lock:
-            self._data.update(chunk)
+            for (country, indicator, year), value in chunk:
+                indicators = countries.get(country)
+                if indicators is None:
+                    indicators = countries[country] = {}
+                series = indicators.get(indicator)
+                if series is None:
+                    series = indicators[indicator] = {}
+                before = len(series)
+                series[year] = value
+                added += len(series) - before
+            self._size += added
             self.changes += 1
+
+
+def _years_in(series, first, last):
+    if first is not None and first == last:
+        return [first] if first in series else []
+    return sorted(year for year in series
+                  if (first is None or year >= first) and (last is None or year <= last))

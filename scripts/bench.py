@@ -24,6 +24,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "growth-3mb.json"
 RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/2002"
+SERIES_PATH = "/api/v1/growth/BRZ/NGDP_R"
+SLICE_PATH = "/api/v1/growth?country=BRZ&limit=100"
 LISTENING = re.compile(r"listening on http://[\d.]+:(\d+)")
 SNAPSHOT_WRITTEN = re.compile(r"snapshot written: 42450 records .* in (\d+) ms")
 SNAPSHOT_LOADED = re.compile(r"loaded 42450 records from snapshot .* in (\d+) ms")
@@ -112,6 +114,8 @@ def measure_http(ours, ceiling, runs, seconds):
         "GET one record, c=1 (keep-alive latency)": lambda: wrk(record_url, 1, seconds),
         "GET one record, c=50": lambda: wrk(record_url, 50, seconds),
         "read/update mix, c=50": lambda: wrk(ours.url, 50, seconds, "scripts/wrk/read_update.lua"),
+        "GET a series, c=50": lambda: wrk(ours.url + SERIES_PATH, 50, seconds),
+        "GET a country slice (100 records), c=50": lambda: wrk(ours.url + SLICE_PATH, 50, seconds),
         "GET one record, c=1000": lambda: wrk(record_url, 1000, seconds),
     }
     collected = {name: [] for name in scenarios}

@@ -215,7 +215,8 @@ def test_unknown_path_is_404_json(client, path):
 
 @pytest.mark.parametrize("method, path, allowed", [
     ("DELETE", "/ping", {"GET", "HEAD", "OPTIONS"}),
-    ("GET", "/api/v1/growth", {"POST", "OPTIONS"}),
+    ("DELETE", "/api/v1/growth", {"GET", "HEAD", "POST", "OPTIONS"}),
+    ("PUT", "/api/v1/growth/BRZ/NGDP_R", {"GET", "HEAD", "OPTIONS"}),
     ("POST", "/api/v1/growth/size", {"GET", "HEAD", "OPTIONS"}),
     ("POST", RECORD_URL, {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}),
     ("PATCH", "/api/v1/growth/post/status", {"GET", "HEAD", "OPTIONS"}),
@@ -229,3 +230,96 @@ def test_wrong_method_is_405_json_with_allow(client, method, path, allowed):
 def test_error_bodies_are_json_even_when_the_client_asks_for_xml(client):
     response = client.get("/nope", headers={"Accept": "application/xml"}, status=404)
     assert json.loads(response.body) == {"msg": "not found"}
+
+
+SERIES = [{"Country": c, "Indicator": i, "Value": v, "Year": y}
+          for c, i, v, y in [("BRZ", "NGDP_R", 1.5, 2002), ("BRZ", "NGDP_R", 2.5, 2001), ("BRZ", "NGDP_R", 3, 2010),
+                             ("BRZ", "PCPI", 4.0, 2002), ("ALB", "NGDP_R", 5.0, 2002), ("ZWE", "LP", 6.0, 1999)]]
+
+
+@pytest.fixture
+def loaded(client, store):
+    load(client, store, SERIES)
+    return client
+
+
+class TestSeries:
+    def test_a_series_is_sorted_by_year(self, loaded):
+        assert loaded.get("/api/v1/growth/brz/ngdp_r").json == {
+            "Country": "BRZ", "Indicator": "NGDP_R",
+            "Values": [{"Year": 2001, "Value": 2.5}, {"Year": 2002, "Value": 1.5}, {"Year": 2010, "Value": 3}]}
+
+    @pytest.mark.parametrize("query, years", [
+        ("from=2002", [2002, 2010]), ("to=2002", [2001, 2002]), ("from=2002&to=2002", [2002]),
+        ("from=2001&to=2010", [2001, 2002, 2010]), ("from=&to=", [2001, 2002, 2010]),
+    ])
+    def test_from_and_to_bound_it_inclusively(self, loaded, query, years):
+        values = loaded.get(f"/api/v1/growth/BRZ/NGDP_R?{query}").json["Values"]
+        assert [v["Year"] for v in values] == years
+
+    @pytest.mark.parametrize("path", ["/api/v1/growth/BRZ/NGDP_R?from=2003&to=2009",
+                                      "/api/v1/growth/BRZ/NGDP_R?from=2011",
+                                      "/api/v1/growth/BRZ/NGDP_R?from=2010&to=2001",
+                                      "/api/v1/growth/BRZ/NOPE", "/api/v1/growth/NOPE/NGDP_R"])
+    def test_no_records_in_range_is_404(self, loaded, path):
+        assert loaded.get(path, status=404).json == {"msg": "not found"}
+
+    @pytest.mark.parametrize("query, message", [
+        ("from=abc", "from must be an integer"), ("to=20.5", "to must be an integer"),
+        ("from=%202002", "from must be an integer"), ("from=1&from=2", "query parameter 'from' is given more than once"),
+        ("year=2002", "unknown query parameter 'year'; known: from, to"),
+    ])
+    def test_bad_parameters_are_400(self, loaded, query, message):
+        assert loaded.get(f"/api/v1/growth/BRZ/NGDP_R?{query}", status=400).json == {"msg": message}
+
+
+class TestList:
+    def test_everything_sorted_by_country_indicator_year(self, loaded):
+        body = loaded.get("/api/v1/growth").json
+        assert [(r["Country"], r["Indicator"], r["Year"]) for r in body["items"]] == [
+            ("ALB", "NGDP_R", 2002), ("BRZ", "NGDP_R", 2001), ("BRZ", "NGDP_R", 2002), ("BRZ", "NGDP_R", 2010),
+            ("BRZ", "PCPI", 2002), ("ZWE", "LP", 1999)]
+        assert (body["total"], body["limit"], body["offset"]) == (6, 100, 0)
+        assert body["items"][0] == {"Country": "ALB", "Indicator": "NGDP_R", "Value": 5.0, "Year": 2002}
+
+    @pytest.mark.parametrize("query, keys, total", [
+        ("country=brz", [("BRZ", "NGDP_R", 2001), ("BRZ", "NGDP_R", 2002), ("BRZ", "NGDP_R", 2010),
+                         ("BRZ", "PCPI", 2002)], 4),
+        ("indicator=Ngdp_R&from=2002", [("ALB", "NGDP_R", 2002), ("BRZ", "NGDP_R", 2002), ("BRZ", "NGDP_R", 2010)], 3),
+        ("year=2002", [("ALB", "NGDP_R", 2002), ("BRZ", "NGDP_R", 2002), ("BRZ", "PCPI", 2002)], 3),
+        ("year=2002&from=2003", [], 0),
+        ("country=BRZ&indicator=PCPI&year=2002", [("BRZ", "PCPI", 2002)], 1),
+        ("to=2001", [("BRZ", "NGDP_R", 2001), ("ZWE", "LP", 1999)], 2),
+        ("country=NOPE", [], 0),
+        ("country=", [("ALB", "NGDP_R", 2002), ("BRZ", "NGDP_R", 2001), ("BRZ", "NGDP_R", 2002),
+                      ("BRZ", "NGDP_R", 2010), ("BRZ", "PCPI", 2002), ("ZWE", "LP", 1999)], 6),
+    ])
+    def test_filters_are_optional_and_case_insensitive(self, loaded, query, keys, total):
+        body = loaded.get(f"/api/v1/growth?{query}").json
+        assert [(r["Country"], r["Indicator"], r["Year"]) for r in body["items"]] == keys
+        assert body["total"] == total
+
+    @pytest.mark.parametrize("query, years, total", [
+        ("country=BRZ&limit=2", [2001, 2002], 4), ("country=BRZ&limit=2&offset=2", [2010, 2002], 4),
+        ("country=BRZ&offset=3", [2002], 4), ("country=BRZ&offset=4", [], 4), ("country=BRZ&offset=999", [], 4),
+        ("country=BRZ&limit=1000", [2001, 2002, 2010, 2002], 4),
+    ])
+    def test_paging(self, loaded, query, years, total):
+        body = loaded.get(f"/api/v1/growth?{query}").json
+        assert [r["Year"] for r in body["items"]] == years
+        assert body["total"] == total
+
+    def test_paging_echoes_limit_and_offset(self, loaded):
+        body = loaded.get("/api/v1/growth?limit=3&offset=1").json
+        assert (body["limit"], body["offset"], len(body["items"])) == (3, 1, 3)
+
+    @pytest.mark.parametrize("query, message", [
+        ("limit=0", "limit must be between 1 and 1000"), ("limit=1001", "limit must be between 1 and 1000"),
+        ("limit=ten", "limit must be an integer"), ("offset=-1", "offset must be at least 0"),
+        ("offset=1e3", "offset must be an integer"), ("year=twenty", "year must be an integer"),
+        ("from=1.5", "from must be an integer"), ("sort=year", "unknown query parameter 'sort'; "
+                                                              "known: country, from, indicator, limit, offset, to, year"),
+        ("country=a&country=b", "query parameter 'country' is given more than once"),
+    ])
+    def test_bad_parameters_are_400(self, loaded, query, message):
+        assert loaded.get(f"/api/v1/growth?{query}", status=400).json == {"msg": message}

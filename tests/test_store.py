@@ -33,3 +33,35 @@ def test_bulk_jobs_apply_in_order_and_report_status():
     status = store.bulk_status()
     assert (status.state, status.applied, status.total, status.jobs_applied) == ("complete", 1, 1, 2)
     store.close()
+
+
+def loaded_store():
+    store = MemoryStore()
+    for key, value in [(("B", "X", 3), 3), (("B", "X", 1), 1), (("A", "Y", 2), 2), (("B", "W", 5), 5)]:
+        store.put(key, value)
+    return store
+
+
+def test_series_by_year_within_bounds():
+    store = loaded_store()
+    assert store.series("B", "X") == [(1, 1), (3, 3)]
+    assert store.series("B", "X", first=2) == [(3, 3)]
+    assert store.series("B", "X", first=3, last=3) == [(3, 3)]
+    assert store.series("B", "X", first=2, last=2) == []
+    assert store.series("NOPE", "X") == []
+
+
+def test_records_pages_in_key_order_and_counts_all_matches():
+    store = loaded_store()
+    assert store.records() == (4, [(("A", "Y", 2), 2), (("B", "W", 5), 5), (("B", "X", 1), 1), (("B", "X", 3), 3)])
+    assert store.records(offset=1, limit=2) == (4, [(("B", "W", 5), 5), (("B", "X", 1), 1)])
+    assert store.records(country="B", first=2) == (2, [(("B", "W", 5), 5), (("B", "X", 3), 3)])
+    assert store.records(indicator="X", offset=5) == (2, [])
+
+
+def test_deleting_the_last_record_of_a_series_removes_the_series():
+    store = loaded_store()
+    store.delete(("A", "Y", 2))
+    assert store.records(country="A") == (0, [])
+    assert store.size() == 3
+    assert store.get(("A", "Y", 2)) is None
