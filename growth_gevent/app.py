@@ -4,16 +4,21 @@ import falcon
 import ujson
 
 from . import resources
+from .metrics import Metrics
 from .records import InvalidRecord
 
 
 def create_app(store, config):
-    app = falcon.App(media_type=falcon.MEDIA_JSON)
+    metrics = Metrics(store) if config.metrics else None
+    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[metrics] if metrics else [])
     app.req_options.strip_url_path_trailing_slash = True
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(InvalidRecord, _invalid_record)
 
     app.add_route("/ping", resources.Ping())
+    app.add_route("/openapi.json", resources.OpenAPI())
+    if metrics:
+        app.add_route("/metrics", metrics)
     app.add_route("/api/v1/growth", resources.Growth(store, config.max_body_bytes))
     app.add_route("/api/v1/growth/post/status", resources.BulkStatus(store))
     app.add_route("/api/v1/growth/size", resources.Size(store))

@@ -22,6 +22,7 @@ class BulkStatus:
     total: int
     jobs_accepted: int
     jobs_applied: int
+    records_applied: int = 0  # by every job since start
 
 
 class _Job:
@@ -49,6 +50,7 @@ class BulkLoader:
         self._latest = None
         self._jobs_accepted = 0
         self._jobs_applied = 0
+        self._records_applied = 0
         self._worker = None
 
     def submit(self, records):
@@ -68,7 +70,7 @@ class BulkLoader:
             return BulkStatus(IDLE, 0, 0, 0, 0)
         state = COMPLETE if self._jobs_applied == self._jobs_accepted else IN_PROGRESS
         return BulkStatus(state, latest.applied, latest.total,
-                          self._jobs_accepted, self._jobs_applied)
+                          self._jobs_accepted, self._jobs_applied, self._records_applied)
 
     def wait_idle(self, timeout=None):
         """Block until every accepted job is applied; False if ``timeout`` passed first."""
@@ -93,4 +95,5 @@ class BulkLoader:
             chunk = records[start:start + size]
             self._apply_chunk(chunk)
             job.applied += len(chunk)
+            self._records_applied += len(chunk)
             gevent.sleep(0)

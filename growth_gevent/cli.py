@@ -3,13 +3,13 @@
 import logging
 import os
 import resource
-import sys
 import time
 
 import ujson
 
 from .app import create_app
 from .config import Config, ConfigError
+from .logs import configure_logging
 from .records import InvalidRecord, parse_records
 from .server import make_server, serve
 from .snapshot import Snapshotter, SnapshotError, read_snapshot, remove_stale_temporaries
@@ -23,8 +23,7 @@ def main(argv=(), environ=os.environ):
     if argv and argv[0] == "load":
         from .loader import main as load
         return load(argv[1:])
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging()
     try:
         config = Config.from_env(environ)
     except ConfigError as error:

@@ -11,6 +11,7 @@ DEFAULT_ACCESS_LOG = False
 DEFAULT_SHUTDOWN_TIMEOUT = 20.0
 DEFAULT_BULK_CHUNK_RECORDS = DEFAULT_CHUNK_SIZE
 DEFAULT_SNAPSHOT_INTERVAL = 60.0
+DEFAULT_METRICS = True
 
 _TRUE = ("1", "on", "true", "yes")
 _FALSE = ("0", "off", "false", "no")
@@ -31,6 +32,7 @@ class Config:
     snapshot_path: str | None = None
     snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL
     preload_path: str | None = None
+    metrics: bool = DEFAULT_METRICS
 
     @classmethod
     def from_env(cls, environ):
@@ -45,6 +47,7 @@ class Config:
             snapshot_interval=_seconds(environ, "GROWTH_SNAPSHOT_INTERVAL", DEFAULT_SNAPSHOT_INTERVAL,
                                        positive=True),
             preload_path=environ.get("GROWTH_PRELOAD", "").strip() or None,
+            metrics=_switch(environ, "GROWTH_METRICS", DEFAULT_METRICS),
         )
 
 

@@ -1,5 +1,6 @@
 """The HTTP resources: thin translations between requests and the store."""
 
+import pathlib
 import re
 
 import falcon
@@ -65,6 +66,18 @@ def _year_range(params, year=None):
         first = year if first is None else max(first, year)
         last = year if last is None else min(last, year)
     return first, last
+
+
+class OpenAPI:
+    """``GET /openapi.json``: the API's own description, kept in the repository beside this file."""
+
+    def __init__(self):
+        self._document = (pathlib.Path(__file__).parent / "openapi.json").read_bytes()
+
+    def on_get(self, req, resp):
+        resp.data = self._document
+
+    on_head = on_get
 
 
 class Growth:

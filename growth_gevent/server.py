@@ -15,6 +15,7 @@ from gevent.pywsgi import WSGIHandler, WSGIServer
 LISTEN_BACKLOG = 2048
 
 log = logging.getLogger("growth_gevent")
+access_log = logging.getLogger("growth_gevent.access")
 
 
 def _raw_json_response(status, message):
@@ -32,6 +33,13 @@ _APPLICATION_ERRORS = {
     400: ("400 Bad Request", "malformed request body"),
     500: ("500 Internal Server Error", "internal server error"),
 }
+
+
+def _status_code(status):
+    # bytes after an application's response, the bare code as str after a protocol error.
+    if isinstance(status, bytes):
+        status = status.decode("latin-1")
+    return (status or "000").split(" ", 1)[0]
 
 
 class GrowthHandler(WSGIHandler):
@@ -93,9 +101,14 @@ class GrowthHandler(WSGIHandler):
             self._sendall(head + data)
 
     def log_request(self):
-        # pywsgi formats the access log line even when it is thrown away.
+        # One logfmt line per request; and none formatted at all when the access log is off.
         if self.server.access_log:
-            super().log_request()
+            duration = (self.time_finish - self.time_start) * 1000 if self.time_finish else None
+            access_log.info("", extra={"fields": {
+                "method": self.command or "-", "path": self.path or "-",
+                "status": _status_code(self.status),
+                "duration_ms": "-" if duration is None else f"{duration:.3f}",
+                "bytes": self.response_length, "remote": self.client_address[0]}})
 
     def _send_error_response_if_possible(self, error_code):
         if self.response_length:
@@ -121,9 +134,9 @@ class GrowthHandler(WSGIHandler):
 class GrowthServer(WSGIServer):
     handler_class = GrowthHandler
 
-    def __init__(self, listener, application, log=None, **kwargs):
-        super().__init__(listener, application, spawn=Pool(), backlog=LISTEN_BACKLOG, log=log, **kwargs)
-        self.access_log = log is not None
+    def __init__(self, listener, application, access_log=False, **kwargs):
+        super().__init__(listener, application, spawn=Pool(), backlog=LISTEN_BACKLOG, log=None, **kwargs)
+        self.access_log = access_log
         self.connections = set()
         self.draining = False
 
@@ -134,6 +147,7 @@ class GrowthServer(WSGIServer):
         """
         self.draining = True
         self.close()
+        log.info("shutting down: stopped accepting, finishing %d connections", len(self.connections))
         for handler in list(self.connections):
             handler.close_if_idle()
         finished = self.pool.join(timeout=timeout)
@@ -144,7 +158,7 @@ class GrowthServer(WSGIServer):
 def make_server(app, config):
     return GrowthServer(
         (config.host, config.port), app,
-        log=logging.getLogger("growth_gevent.access") if config.access_log else None,
+        access_log=config.access_log,
         error_log=logging.getLogger("growth_gevent.http"),
         # A fixed SERVER_NAME spares pywsgi a reverse-DNS lookup of the listening address.
         environ={"SERVER_NAME": config.host},
@@ -168,7 +182,6 @@ def serve(server, store, config, snapshotter=None):
     stop.wait()
 
     deadline = time.monotonic() + config.shutdown_timeout
-    log.info("shutting down: finishing requests in flight")
     if not server.drain(config.shutdown_timeout):
         log.warning("requests still running after %ss were stopped", config.shutdown_timeout)
     if not store.wait_idle(max(0.0, deadline - time.monotonic())):

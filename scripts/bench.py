@@ -106,13 +106,14 @@ def median_of(runs):
     return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
-def measure_http(ours, ceiling, runs, seconds):
+def measure_http(ours, without_metrics, ceiling, runs, seconds):
     record_url = ours.url + RECORD_PATH
     # c=1000 last: closing a thousand connections keeps the server busy for a moment afterwards.
     scenarios = {
         "ceiling: bare WSGI, c=50": lambda: wrk(ceiling.url + "/", 50, seconds),
         "GET one record, c=1 (keep-alive latency)": lambda: wrk(record_url, 1, seconds),
         "GET one record, c=50": lambda: wrk(record_url, 50, seconds),
+        "GET one record, c=50, GROWTH_METRICS=off": lambda: wrk(without_metrics.url + RECORD_PATH, 50, seconds),
         "read/update mix, c=50": lambda: wrk(ours.url, 50, seconds, "scripts/wrk/read_update.lua"),
         "GET a series, c=50": lambda: wrk(ours.url + SERIES_PATH, 50, seconds),
         "GET a country slice (100 records), c=50": lambda: wrk(ours.url + SLICE_PATH, 50, seconds),
@@ -210,7 +211,8 @@ def report(http_results, bulk, reads, snapshots, rss):
     thousand = http_results["GET one record, c=1000"]
 
     def row(figure, target, measured, met):
-        return f"| {figure} | {target} | {measured} | {'yes' if met else 'no'} |"
+        verdict = "—" if met is None else "yes" if met else "no"
+        return f"| {figure} | {target} | {measured} | {verdict} |"
 
     targets = [
         "| figure | target | measured | met |", "|---|---|---|---|",
@@ -219,6 +221,9 @@ def report(http_results, bulk, reads, snapshots, rss):
         row("keep-alive latency, one connection", "median < 0.5 ms", f"{single['p50_us'] / 1000:.2f} ms",
             single["p50_us"] < 500),
         row("p99 GET at c=50", "< 20 ms", f"{get50['p99_us'] / 1000:.2f} ms", get50["p99_us"] < 20000),
+        row("cost of /metrics on the hot GET", "small (no number set)",
+            f"{1 - get50['rps'] / http_results['GET one record, c=50, GROWTH_METRICS=off']['rps']:.0%} of throughput",
+            None),
         row("1000 connections", "0 errors", f"{thousand['errors']:.0f} errors", thousand["errors"] == 0),
         row("3 MB bulk POST → status complete", "≤ 100 ms median", f"{bulk['median_ms']:.0f} ms",
             bulk["median_ms"] <= 100),
@@ -285,14 +290,17 @@ def main():
     payload = DATA.read_bytes()
 
     ours = Server([sys.executable, "-m", "growth_gevent"])
+    without_metrics = Server([sys.executable, "-m", "growth_gevent"], GROWTH_METRICS="off")
     ceiling = Server([sys.executable, "scripts/ceiling.py"])
     try:
         ours.load(payload)
-        http_results = measure_http(ours, ceiling, args.runs, args.seconds)
+        without_metrics.load(payload)
+        http_results = measure_http(ours, without_metrics, ceiling, args.runs, args.seconds)
         bulk = measure_bulk(ours, payload, args.bulk_loads)
         reads = measure_reads_during_loads(ours, payload, args.seconds)
     finally:
         ours.stop()
+        without_metrics.stop()
         ceiling.stop()
     with tempfile.TemporaryDirectory() as directory:
         snapshots = measure_snapshots(payload, args.seconds, pathlib.Path(directory))

@@ -11,7 +11,7 @@ def test_jobs_are_applied_in_order_in_chunks_that_yield():
     assert loader.status() == BulkStatus(IN_PROGRESS, 0, 1, 2, 0)
     assert loader.wait_idle(5)
     assert applied == [[1, 2], [3], [4]]
-    assert loader.status() == BulkStatus(COMPLETE, 1, 1, 2, 2)
+    assert loader.status() == BulkStatus(COMPLETE, 1, 1, 2, 2, records_applied=4)
 
 
 def test_other_greenlets_run_between_chunks():

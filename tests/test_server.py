@@ -171,3 +171,15 @@ def test_sigint_with_idle_keep_alive_clients_exits_at_once(server):
         connection.getresponse().read()
     server.process.send_signal(2)
     assert server.wait_exit(5) == 0
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_ACCESS_LOG": "on"}], indirect=True)
+def test_the_access_log_is_one_logfmt_line_per_request(server):
+    server.request("GET", "/api/v1/growth/size")
+    server.request("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", b"nope", {"Content-Type": "application/json"})
+    first = server.wait_for_line(r"logger=growth_gevent.access (.*)", 10).group(1)
+    second = server.wait_for_line(r"logger=growth_gevent.access (.*)", 10).group(1)
+    fields = [dict(pair.split("=", 1) for pair in line.split()) for line in (first, second)]
+    assert [(f["method"], f["path"], f["status"]) for f in fields] == [
+        ("GET", "/api/v1/growth/size", "200"), ("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", "400")]
+    assert all(float(f["duration_ms"]) >= 0 and f["remote"] == "127.0.0.1" for f in fields)

@@ -1,0 +1,171 @@
+"""``python -m growth_gevent load FILE``: a real loader process against a real server process."""
+
+import io
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SAMPLE
+from growth_gevent.loader import PLAIN_STEPS, ProgressBar
+from live import LiveServer
+from scripts.generate_data import generate
+
+RECORDS = 5000
+
+
+@pytest.fixture
+def server(request):
+    # One record per chunk: the load takes thousands of hub turns to apply, so a loader that did not
+    # wait for it to be applied would print and exit before the store had every record.
+    live = LiveServer(GROWTH_BULK_CHUNK_RECORDS="1", **getattr(request, "param", {})).start()
+    yield live
+    live.stop()
+
+
+def run_loader(path, url):
+    return subprocess.run([sys.executable, "-m", "growth_gevent", "load", str(path), "--url", url],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def url_of(server):
+    return f"http://127.0.0.1:{server.port}"
+
+
+def size_of(server):
+    return server.request_json("GET", "/api/v1/growth/size")[1]["size"]
+
+
+def closed_port():
+    """A loopback port that nothing listens on: bound, then released."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_load_is_applied_before_the_loader_reports_it(server, tmp_path):
+    records = generate(RECORDS, seed=7)
+    bulk_file = tmp_path / "bulk.json"
+    bulk_file.write_text(json.dumps(records))
+
+    result = run_loader(bulk_file, url_of(server))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"loaded {RECORDS} records (status complete, size {RECORDS})\n"
+    assert size_of(server) == RECORDS
+    last = records[-1]
+    path = f"/api/v1/growth/{last['Country']}/{last['Indicator']}/{last['Year']}"
+    status, body = server.request_json("GET", path)
+    assert (status, body["Value"]) == (200, last["Value"])
+    progress_lines = result.stderr.splitlines()
+    assert progress_lines[-1].endswith(f"] {RECORDS}/{RECORDS} records")
+    assert len(progress_lines) <= PLAIN_STEPS + 1
+
+
+def test_a_trailing_slash_in_the_url_is_accepted(server):
+    result = run_loader(SAMPLE, url_of(server) + "/")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("loaded 9 records ")
+
+
+def test_an_invalid_record_is_the_servers_422_message_and_nothing_is_stored(server, tmp_path):
+    records = generate(10, seed=7)
+    records[3]["Year"] = "2005"
+    bulk_file = tmp_path / "bad-year.json"
+    bulk_file.write_text(json.dumps(records))
+
+    result = run_loader(bulk_file, url_of(server))
+
+    assert result.returncode == 1
+    assert "422" in result.stderr
+    assert "record 3: Year must be an integer" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert size_of(server) == 0
+
+
+def test_a_file_that_is_not_json_is_the_servers_400_message(server, tmp_path):
+    bulk_file = tmp_path / "not.json"
+    bulk_file.write_text("Country,Indicator,Value,Year\nBRZ,NGDP_R,183.26,2002\n")
+
+    result = run_loader(bulk_file, url_of(server))
+
+    assert result.returncode == 1
+    assert "400" in result.stderr
+    assert "request body is not valid JSON" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert size_of(server) == 0
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_BODY_BYTES": "100000"}], indirect=True)
+def test_a_file_over_the_body_limit_is_the_servers_413_message(server, tmp_path):
+    bulk_file = tmp_path / "big.json"
+    # Megabytes more than socket buffers hold: the server answers 413 and closes while the loader is
+    # still sending, and the loader must still read that answer.
+    bulk_file.write_text(json.dumps(generate(42450, seed=7) * 4))
+
+    result = run_loader(bulk_file, url_of(server))
+
+    assert result.returncode == 1
+    assert "413" in result.stderr
+    assert "request body is larger than 100000 bytes" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert size_of(server) == 0
+
+
+def test_an_unreachable_service_is_a_clear_message():
+    url = f"http://127.0.0.1:{closed_port()}"
+
+    result = run_loader(SAMPLE, url)
+
+    assert result.returncode == 1
+    assert f"cannot reach the service at {url}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_missing_file_exits_2_before_any_request(tmp_path):
+    missing = tmp_path / "missing.json"
+
+    # Against an unreachable URL: trying to upload would exit 1, not 2.
+    result = run_loader(missing, f"http://127.0.0.1:{closed_port()}")
+
+    assert result.returncode == 2
+    assert f"cannot read {missing}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_url_that_is_not_http_is_a_usage_error():
+    result = run_loader(SAMPLE, "localhost:8080")
+    assert result.returncode == 2
+    assert "not an http:// or https:// URL" in result.stderr
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_on_a_terminal_the_bar_is_redrawn_in_place():
+    terminal = Terminal()
+    bar = ProgressBar(terminal, 200)
+    for done in range(0, 201, 50):
+        bar.show(done)
+    bar.end()
+    assert terminal.getvalue() == "".join(
+        f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/200 records"
+        for filled, done in ((0, 0), (7, 50), (15, 100), (22, 150), (30, 200))) + "\n"
+
+
+def test_without_a_terminal_the_bar_is_a_few_lines_however_often_it_is_shown():
+    stream = io.StringIO()
+    bar = ProgressBar(stream, 42450)
+    for done in range(42451):
+        bar.show(done)
+    bar.end()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == PLAIN_STEPS + 1
+    assert lines[0] == f"[{'.' * 30}] 0/42450 records"
+    assert lines[-1] == f"[{'#' * 30}] 42450/42450 records"

@@ -1,0 +1,25 @@
+import logging
+
+from growth_gevent.logs import LogfmtFormatter, logfmt_value
+
+
+def test_plain_values_stay_bare_and_others_are_quoted():
+    assert logfmt_value("/api/v1/growth/BRZ/NGDP_R/2002") == "/api/v1/growth/BRZ/NGDP_R/2002"
+    assert logfmt_value("/api/v1/growth?country=BRZ") == '"/api/v1/growth?country=BRZ"'
+    assert logfmt_value(200) == "200"
+    assert logfmt_value("listening on x") == '"listening on x"'
+    assert logfmt_value('a "b"\n') == '"a \\"b\\"\\n"'
+    assert logfmt_value("") == '""'
+
+
+def test_a_record_with_fields_is_one_logfmt_line():
+    record = logging.LogRecord("growth_gevent.access", logging.INFO, __file__, 1, "", None, None)
+    record.fields = {"method": "GET", "path": "/ping", "status": "200"}
+    line = LogfmtFormatter().format(record)
+    assert line.endswith(" level=info logger=growth_gevent.access method=GET path=/ping status=200")
+    assert line.startswith("time=")
+
+
+def test_a_plain_message_becomes_msg():
+    record = logging.LogRecord("growth_gevent", logging.WARNING, __file__, 1, "stopped after %ss", (3,), None)
+    assert LogfmtFormatter().format(record).endswith(' level=warning logger=growth_gevent msg="stopped after 3s"')

@@ -1,0 +1,62 @@
+"""/metrics counts real requests, in the Prometheus text format."""
+
+import webtest
+from prometheus_client.parser import text_string_to_metric_families
+
+from conftest import load
+from growth_gevent.app import create_app
+from growth_gevent.config import Config
+from growth_gevent.store import MemoryStore
+
+RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year:int}"
+
+
+def samples(client):
+    response = client.get("/metrics")
+    assert response.content_type == "text/plain"
+    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(response.text) for sample in family.samples}
+
+
+def requests_total(metrics, route, method, status):
+    return metrics.get(("growth_http_requests_total",
+                        (("method", method), ("route", route), ("status", str(status)))), 0)
+
+
+def test_requests_are_counted_by_route_method_and_status(client):
+    client.put_json("/api/v1/growth/BRZ/NGDP_R/2002", {"value": 1})
+    for _ in range(3):
+        client.get("/api/v1/growth/BRZ/NGDP_R/2002")
+    client.get("/api/v1/growth/BRZ/NGDP_R/1999", status=404)
+    client.get("/nowhere", status=404)
+    metrics = samples(client)
+    assert requests_total(metrics, RECORD_ROUTE, "GET", 200) == 3
+    assert requests_total(metrics, RECORD_ROUTE, "GET", 404) == 1
+    assert requests_total(metrics, RECORD_ROUTE, "PUT", 201) == 1
+    assert requests_total(metrics, "unmatched", "GET", 404) == 1
+
+
+def test_latency_is_a_histogram_per_route(client):
+    for _ in range(4):
+        client.get("/ping")
+    metrics = samples(client)
+    assert metrics[("growth_http_request_duration_seconds_count", (("route", "/ping"),))] == 4
+    assert metrics[("growth_http_request_duration_seconds_bucket", (("le", "+Inf"), ("route", "/ping")))] == 4
+    assert metrics[("growth_http_request_duration_seconds_sum", (("route", "/ping"),))] > 0
+
+
+def test_records_and_bulk_loading_are_reported(client, store, sample_records):
+    load(client, store, sample_records)
+    load(client, store, sample_records[:4])
+    client.delete("/api/v1/growth/BRZ/NGDP_R/2002")
+    metrics = samples(client)
+    assert metrics[("growth_records", ())] == 8
+    assert metrics[("growth_bulk_jobs_accepted_total", ())] == 2
+    assert metrics[("growth_bulk_jobs_applied_total", ())] == 2
+    assert metrics[("growth_bulk_records_applied_total", ())] == 13
+
+
+def test_metrics_can_be_switched_off():
+    client = webtest.TestApp(create_app(MemoryStore(), Config(metrics=False)))
+    assert client.get("/metrics", status=404).json == {"msg": "not found"}
+    assert client.get("/ping").body == b"pong"
