@@ -52,7 +52,10 @@ def _integer(params, name, default=None, lowest=None, highest=None):
         return default
     if not _INTEGER.fullmatch(raw):
         raise falcon.HTTPBadRequest(description=f"{name} must be an integer")
-    value = int(raw)
+    try:
+        value = int(raw)
+    except ValueError:  # Python refuses to convert 4,300 digits and more
+        raise falcon.HTTPBadRequest(description=f"{name} is out of range") from None
     if (lowest is not None and value < lowest) or (highest is not None and value > highest):
         bounds = f"between {lowest} and {highest}" if highest is not None else f"at least {lowest}"
         raise falcon.HTTPBadRequest(description=f"{name} must be {bounds}")

@@ -320,6 +320,7 @@ class TestList:
         ("from=1.5", "from must be an integer"), ("sort=year", "unknown query parameter 'sort'; "
                                                               "known: country, from, indicator, limit, offset, to, year"),
         ("country=a&country=b", "query parameter 'country' is given more than once"),
+        ("year=" + "1" * 5000, "year is out of range"),
     ])
     def test_bad_parameters_are_400(self, loaded, query, message):
         assert loaded.get(f"/api/v1/growth?{query}", status=400).json == {"msg": message}
