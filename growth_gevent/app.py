@@ -1,5 +1,7 @@
 """Building the Falcon WSGI app from a store and a config."""
 
+import re
+
 import falcon
 import ujson
 
@@ -7,11 +9,14 @@ from . import resources
 from .metrics import Metrics
 from .records import InvalidRecord
 
+_YEAR = re.compile(r"-?[0-9]{1,4000}")
+
 
 def create_app(store, config):
     metrics = Metrics(store) if config.metrics else None
     app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[metrics] if metrics else [])
     app.req_options.strip_url_path_trailing_slash = True
+    app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(InvalidRecord, _invalid_record)
 
@@ -23,9 +28,17 @@ def create_app(store, config):
     app.add_route("/api/v1/growth/post/status", resources.BulkStatus(store))
     app.add_route("/api/v1/growth/size", resources.Size(store))
     app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
-    app.add_route("/api/v1/growth/{country}/{indicator}/{year:int}",
+    app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",
                   resources.Record(store, config.max_body_bytes))
     return app
+
+
+class YearConverter(falcon.routing.BaseConverter):
+    """A year path segment: ASCII digits with an optional minus, as in JSON (int() also takes
+    ``+5``, ``1_000`` and other scripts' digits, which would make several URLs name one record)."""
+
+    def convert(self, value):
+        return int(value) if _YEAR.fullmatch(value) else None
 
 
 def _invalid_record(req, resp, error, params):

@@ -32,7 +32,18 @@ def check_name(field, value):
         return f"{field} must be a non-empty string"
     if "/" in value:
         return f"{field} must not contain '/'"
+    # Lone surrogates cannot be written in a URL; U+FFFD is what undecodable path bytes become.
+    if "\ufffd" in value or not value.isascii() and _has_surrogates(value):
+        return f"{field} must be valid UTF-8 text"
     return None
+
+
+def _has_surrogates(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def check_value(value):

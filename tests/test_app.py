@@ -87,6 +87,11 @@ class TestBulkPost:
         assert client.get("/api/v1/growth/size").json == {"size": 0}
         assert client.get("/api/v1/growth/post/status").json["msg"] == "idle"
 
+    def test_a_lone_surrogate_in_a_name_is_422(self, client):
+        body = b'[{"Country":"A\\ud800","Indicator":"B","Value":1,"Year":1}]'
+        response = client.post("/api/v1/growth", body, content_type="application/json", status=422)
+        assert response.json == {"msg": "record 0: Country must be valid UTF-8 text"}
+
     def test_a_missing_field_is_422(self, client):
         response = post_records(client, [{"Country": "A", "Indicator": "B", "Value": 1}], status=422)
         assert response.json == {"msg": "record 0: Year must be an integer"}
@@ -152,7 +157,7 @@ class TestRecord:
     def test_unknown_record_is_404(self, client):
         assert client.get(RECORD_URL, status=404).json == {"msg": "not found"}
 
-    @pytest.mark.parametrize("year", ["20x2", "2002.0", "%202002"])
+    @pytest.mark.parametrize("year", ["20x2", "2002.0", "%202002", "+2002", "2_002", "%D9%A3", "1" * 5000])
     def test_a_year_that_is_not_an_integer_is_404_json(self, client, year):
         assert client.get(f"/api/v1/growth/BRZ/NGDP_R/{year}", status=404).json == {"msg": "not found"}
 
@@ -187,6 +192,10 @@ class TestRecord:
     def test_put_with_another_content_type_is_415(self, client):
         client.put(RECORD_URL, b'{"value": 1}', content_type="text/plain", status=415)
         assert client.get(RECORD_URL, status=404)
+
+    def test_put_with_undecodable_path_bytes_is_422(self, client):
+        response = client.put_json("/api/v1/growth/BR%FF/NGDP_R/2002", {"value": 1}, status=422)
+        assert response.json == {"msg": "Country must be valid UTF-8 text"}
 
     def test_put_with_an_empty_country_is_422(self, client):
         response = client.put_json("/api/v1/growth//NGDP_R/2002", {"value": 1}, status=422)

@@ -8,7 +8,7 @@ from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.store import MemoryStore
 
-RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year:int}"
+RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year:year}"
 
 
 def samples(client):

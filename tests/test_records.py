@@ -55,3 +55,10 @@ def test_parse_records_pauses_between_slices_and_still_names_the_global_index():
     assert len(pauses) == 2
     with pytest.raises(InvalidRecord, match=rf"^record {PAUSE_EVERY + 3}: "):
         parse_records([good] * (PAUSE_EVERY + 3) + [{}], pause=lambda: None)
+
+
+def test_names_may_be_any_valid_unicode_text_but_not_undecodable():
+    from growth_gevent.records import check_name
+    assert check_name("Country", "ÅLAND") is None
+    assert check_name("Country", "A\ud800") == "Country must be valid UTF-8 text"
+    assert check_name("Country", "A\ufffd") == "Country must be valid UTF-8 text"
