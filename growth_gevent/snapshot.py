@@ -112,10 +112,20 @@ def _parse_rows(path, rows):
     return parsed
 
 
+def _write_copy(path, countries):
+    """Flatten a store copy and write it; return how many records were written. Runs in a thread."""
+    items = [((country, indicator, year), value)
+             for country, indicators in countries.items()
+             for indicator, series in indicators.items()
+             for year, value in series.items()]
+    write_snapshot(path, items)
+    return len(items)
+
+
 class Snapshotter:
     """Writes the store to ``path`` every ``interval`` seconds when it changed, and once more at stop.
 
-    The store is copied in one step (a list of its items, a few milliseconds for 42,450 records), then
+    The store is copied in one step (its dicts, about 1 ms for 42,450 records), then flattened,
     serialised and written in gevent's thread pool, so requests go on being answered meanwhile.
     """
 
@@ -138,11 +148,10 @@ class Snapshotter:
             if changes == self._saved_changes:
                 return False
             started = time.perf_counter()
-            items = self._store.items()
-            gevent.get_hub().threadpool.apply(write_snapshot, (self._path, items))
+            count = gevent.get_hub().threadpool.apply(_write_copy, (self._path, self._store.copy()))
             self._saved_changes = changes
             log.info("snapshot written: %d records to %s in %.0f ms",
-                     len(items), self._path, (time.perf_counter() - started) * 1000)
+                     count, self._path, (time.perf_counter() - started) * 1000)
             return True
 
     def stop(self):

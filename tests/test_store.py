@@ -65,3 +65,12 @@ def test_deleting_the_last_record_of_a_series_removes_the_series():
     assert store.records(country="A") == (0, [])
     assert store.size() == 3
     assert store.get(("A", "Y", 2)) is None
+
+
+def test_copy_is_a_consistent_independent_copy():
+    store = loaded_store()
+    copy = store.copy()
+    assert copy == {"A": {"Y": {2: 2}}, "B": {"X": {1: 1, 3: 3}, "W": {5: 5}}}
+    store.put(("B", "X", 1), 10)
+    store.delete(("A", "Y", 2))
+    assert copy["B"]["X"][1] == 1 and copy["A"] == {"Y": {2: 2}}
