@@ -45,6 +45,14 @@ def closed_port():
         return probe.getsockname()[1]
 
 
+def assert_refused_by_the_server(result, status, message):
+    """Exit 1 with the server's status and message, and no traceback."""
+    assert result.returncode == 1
+    assert status in result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_a_load_is_applied_before_the_loader_reports_it(server, tmp_path):
     records = generate(RECORDS, seed=7)
     bulk_file = tmp_path / "bulk.json"
@@ -78,10 +86,7 @@ def test_an_invalid_record_is_the_servers_422_message_and_nothing_is_stored(serv
 
     result = run_loader(bulk_file, url_of(server))
 
-    assert result.returncode == 1
-    assert "422" in result.stderr
-    assert "record 3: Year must be an integer" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert_refused_by_the_server(result, "422", "record 3: Year must be an integer")
     assert result.stdout == ""
     assert size_of(server) == 0
 
@@ -92,10 +97,7 @@ def test_a_file_that_is_not_json_is_the_servers_400_message(server, tmp_path):
 
     result = run_loader(bulk_file, url_of(server))
 
-    assert result.returncode == 1
-    assert "400" in result.stderr
-    assert "request body is not valid JSON" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert_refused_by_the_server(result, "400", "request body is not valid JSON")
     assert size_of(server) == 0
 
 
@@ -108,10 +110,7 @@ def test_a_file_over_the_body_limit_is_the_servers_413_message(server, tmp_path)
 
     result = run_loader(bulk_file, url_of(server))
 
-    assert result.returncode == 1
-    assert "413" in result.stderr
-    assert "request body is larger than 100000 bytes" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert_refused_by_the_server(result, "413", "request body is larger than 100000 bytes")
     assert size_of(server) == 0
 
 
