@@ -8,7 +8,10 @@ import ujson
 from . import resources
 from .metrics import Metrics
 from .records import InvalidRecord
+from .store import StoreUnavailable
 
+# What a client is told to wait before retrying while the store is unreachable.
+RETRY_AFTER_SECONDS = 1
 _YEAR = re.compile(r"-?[0-9]{1,4000}")
 
 
@@ -19,6 +22,7 @@ def create_app(store, config):
     app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(InvalidRecord, _invalid_record)
+    app.add_error_handler(StoreUnavailable, _store_unavailable)
 
     app.add_route("/ping", resources.Ping())
     app.add_route("/openapi.json", resources.OpenAPI())
@@ -43,6 +47,11 @@ class YearConverter(falcon.routing.BaseConverter):
 
 def _invalid_record(req, resp, error, params):
     raise falcon.HTTPUnprocessableEntity(description=str(error))
+
+
+def _store_unavailable(req, resp, error, params):
+    raise falcon.HTTPServiceUnavailable(description="the store is unavailable, retry later",
+                                        retry_after=RETRY_AFTER_SECONDS)
 
 
 def _serialize_error(req, resp, error):

@@ -11,9 +11,11 @@ from .app import create_app
 from .config import Config, ConfigError
 from .logs import configure_logging
 from .records import InvalidRecord, parse_records
-from .server import make_server, serve
+from .redis_store import RedisStore
+from .server import listen, make_server, serve
 from .snapshot import Snapshotter, SnapshotError, read_snapshot, remove_stale_temporaries
-from .store import MemoryStore
+from .store import MemoryStore, StoreUnavailable
+from .workers import run_workers
 
 log = logging.getLogger("growth_gevent")
 
@@ -30,22 +32,46 @@ def main(argv=(), environ=os.environ):
         log.error("configuration error: %s", error)
         return 2
     _raise_open_file_limit()
-    store = MemoryStore(chunk_size=config.bulk_chunk_records)
     try:
+        store = _open_store(config)
         _load_initial_data(store, config)
-    except (SnapshotError, InvalidRecord, OSError) as error:
+    except (SnapshotError, InvalidRecord, OSError, StoreUnavailable, ValueError) as error:
         log.error("cannot start: %s", error)
         return 2
-    snapshotter = None
-    if config.snapshot_path:
-        snapshotter = Snapshotter(store, config.snapshot_path, config.snapshot_interval)
     try:
-        server = make_server(create_app(store, config), config)
-        server.init_socket()
+        listener = listen(config)
     except OSError as error:
         log.error("cannot listen on %s:%s: %s", config.host, config.port, error)
         return 1
-    return serve(server, store, config, snapshotter)
+    if config.workers == 1:
+        return _serve(listener, store, config)
+    store.close()  # each worker opens its own connections
+
+    def serve_worker(index):
+        configure_logging({"worker": index})
+        return _serve(listener, _open_store(config), config)
+
+    return run_workers(config.workers, serve_worker, config.shutdown_timeout)
+
+
+def _open_store(config):
+    """The in-memory store, or Redis when GROWTH_STORE names one (a bad URL is a ValueError)."""
+    if config.redis_url is None:
+        return MemoryStore(chunk_size=config.bulk_chunk_records)
+    store = RedisStore(config.redis_url, config.redis_pool_size, config.redis_timeout,
+                       chunk_size=config.bulk_chunk_records)
+    try:
+        store.ping()
+    except StoreUnavailable as error:
+        log.warning("store unreachable, answering 503 until it is back: %s", error)
+    return store
+
+
+def _serve(listener, store, config):
+    snapshotter = None
+    if config.snapshot_path:
+        snapshotter = Snapshotter(store, config.snapshot_path, config.snapshot_interval)
+    return serve(make_server(create_app(store, config), config, listener), store, config, snapshotter)
 
 
 def _load_initial_data(store, config):
@@ -54,6 +80,10 @@ def _load_initial_data(store, config):
     if config.snapshot_path and os.path.exists(config.snapshot_path):
         source = f"snapshot {config.snapshot_path}"
         records = read_snapshot(config.snapshot_path)
+    elif config.preload_path and store.size():
+        log.info("GROWTH_PRELOAD %s not loaded: the store already holds %d records",
+                 config.preload_path, store.size())
+        records = None
     elif config.preload_path:
         source = f"GROWTH_PRELOAD {config.preload_path}"
         records = _read_preload(config.preload_path)

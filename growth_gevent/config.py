@@ -12,6 +12,11 @@ DEFAULT_SHUTDOWN_TIMEOUT = 20.0
 DEFAULT_BULK_CHUNK_RECORDS = DEFAULT_CHUNK_SIZE
 DEFAULT_SNAPSHOT_INTERVAL = 60.0
 DEFAULT_METRICS = True
+DEFAULT_WORKERS = 1
+DEFAULT_REDIS_POOL_SIZE = 64
+DEFAULT_REDIS_TIMEOUT = 2.0
+
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 _TRUE = ("1", "on", "true", "yes")
 _FALSE = ("0", "off", "false", "no")
@@ -33,10 +38,14 @@ class Config:
     snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL
     preload_path: str | None = None
     metrics: bool = DEFAULT_METRICS
+    redis_url: str | None = None  # None: the in-memory store
+    workers: int = DEFAULT_WORKERS
+    redis_pool_size: int = DEFAULT_REDIS_POOL_SIZE
+    redis_timeout: float = DEFAULT_REDIS_TIMEOUT
 
     @classmethod
     def from_env(cls, environ):
-        return cls(
+        config = cls(
             host=environ.get("HOST", DEFAULT_HOST) or DEFAULT_HOST,
             port=_integer(environ, "PORT", DEFAULT_PORT, 0, 65535),
             max_body_bytes=_integer(environ, "GROWTH_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1, None),
@@ -48,7 +57,39 @@ class Config:
                                        positive=True),
             preload_path=environ.get("GROWTH_PRELOAD", "").strip() or None,
             metrics=_switch(environ, "GROWTH_METRICS", DEFAULT_METRICS),
+            redis_url=_store_url(environ),
+            workers=_integer(environ, "WEB_CONCURRENCY", DEFAULT_WORKERS, 1, None),
+            redis_pool_size=_integer(environ, "GROWTH_REDIS_POOL_SIZE", DEFAULT_REDIS_POOL_SIZE, 1, None),
+            redis_timeout=_seconds(environ, "GROWTH_REDIS_TIMEOUT", DEFAULT_REDIS_TIMEOUT, positive=True),
         )
+        config.check()
+        return config
+
+    def check(self):
+        """Settings that are valid alone but not together."""
+        if self.redis_url is None and self.workers > 1:
+            raise ConfigError(f"WEB_CONCURRENCY={self.workers} needs a shared store: with the in-memory store "
+                              "each worker process would hold its own data; set GROWTH_STORE=redis://... "
+                              "or WEB_CONCURRENCY=1")
+        if self.redis_url is not None and self.snapshot_path:
+            raise ConfigError("GROWTH_SNAPSHOT is for the in-memory store; with GROWTH_STORE=redis, "
+                              "persistence is Redis's own (RDB or AOF)")
+
+
+def _store_url(environ):
+    """GROWTH_STORE: empty or ``memory``, a Redis URL, or ``redis`` for the URL in REDIS_URL (Heroku's)."""
+    raw = environ.get("GROWTH_STORE", "").strip()
+    if raw.lower() in ("", "memory"):
+        return None
+    name = "GROWTH_STORE"
+    if raw.lower() == "redis":
+        name, raw = "REDIS_URL", environ.get("REDIS_URL", "").strip()
+        if not raw:
+            raise ConfigError("GROWTH_STORE=redis reads the Redis URL from REDIS_URL, which is not set")
+    if not raw.lower().startswith(_REDIS_SCHEMES):
+        raise ConfigError(f"{name} must be memory, redis or a URL starting with "
+                          f"{', '.join(_REDIS_SCHEMES)}, got {raw!r}")
+    return raw
 
 
 def _integer(environ, name, default, lowest, highest):

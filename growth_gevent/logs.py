@@ -15,12 +15,17 @@ def logfmt_value(value):
 
 
 class LogfmtFormatter(logging.Formatter):
-    """``time=... level=... logger=...`` then a record's ``fields`` (an access log line) or ``msg=...``."""
+    """``time=... level=... logger=...``, the process's ``context`` (``worker=1``), then a record's
+    ``fields`` (an access log line) or ``msg=...``."""
+
+    def __init__(self, context=None):
+        super().__init__()
+        self._context = [f"{key}={logfmt_value(value)}" for key, value in (context or {}).items()]
 
     def format(self, record):
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         parts = [f"time={stamp}.{int(record.msecs):03d}Z", f"level={record.levelname.lower()}",
-                 f"logger={record.name}"]
+                 f"logger={record.name}", *self._context]
         fields = getattr(record, "fields", None)
         if fields is None:
             fields = {"msg": record.getMessage()}
@@ -30,7 +35,7 @@ class LogfmtFormatter(logging.Formatter):
         return " ".join(parts)
 
 
-def configure_logging():
+def configure_logging(context=None):
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(LogfmtFormatter())
+    handler.setFormatter(LogfmtFormatter(context))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)

@@ -11,6 +11,8 @@ import time
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from .store import StoreUnavailable
+
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 _STARTED = "growth_gevent.started"
 
@@ -61,8 +63,15 @@ class Metrics:
                 buckets.append((bound, cumulative))
             latency.add_metric([route], buckets, histogram[-1])
         yield latency
-        status = self._store.bulk_status()
-        yield GaugeMetricFamily("growth_records", "Records stored", value=self._store.size())
+        try:
+            status, size = self._store.bulk_status(), self._store.size()
+        except StoreUnavailable:
+            status = size = None
+        yield GaugeMetricFamily("growth_store_up", "Whether the store answered this scrape",
+                                value=0 if status is None else 1)
+        if status is None:
+            return
+        yield GaugeMetricFamily("growth_records", "Records stored", value=size)
         yield CounterMetricFamily("growth_bulk_jobs_accepted", "Bulk loads accepted", value=status.jobs_accepted)
         yield CounterMetricFamily("growth_bulk_jobs_applied", "Bulk loads applied", value=status.jobs_applied)
         yield CounterMetricFamily("growth_bulk_records_applied", "Records applied by bulk loads",

@@ -8,6 +8,7 @@ import time
 import gevent
 import ujson
 from gevent.event import Event
+from gevent.baseserver import parse_address
 from gevent.pool import Pool
 from gevent.pywsgi import WSGIHandler, WSGIServer
 
@@ -135,7 +136,7 @@ class GrowthServer(WSGIServer):
     handler_class = GrowthHandler
 
     def __init__(self, listener, application, access_log=False, **kwargs):
-        super().__init__(listener, application, spawn=Pool(), backlog=LISTEN_BACKLOG, log=None, **kwargs)
+        super().__init__(listener, application, spawn=Pool(), log=None, **kwargs)
         self.access_log = access_log
         self.connections = set()
         self.draining = False
@@ -155,9 +156,15 @@ class GrowthServer(WSGIServer):
         return finished
 
 
-def make_server(app, config):
+def listen(config):
+    """The listening socket, bound once: every worker process accepts on the same one."""
+    family, address = parse_address((config.host, config.port))
+    return GrowthServer.get_listener(address, LISTEN_BACKLOG, family)
+
+
+def make_server(app, config, listener):
     return GrowthServer(
-        (config.host, config.port), app,
+        listener, app,
         access_log=config.access_log,
         error_log=logging.getLogger("growth_gevent.http"),
         # A fixed SERVER_NAME spares pywsgi a reverse-DNS lookup of the listening address.

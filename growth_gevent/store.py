@@ -14,6 +14,10 @@ from .bulk import DEFAULT_CHUNK_SIZE, BulkLoader
 _NOTHING = {}
 
 
+class StoreUnavailable(Exception):
+    """The store cannot be reached now (a network store that is down); worth retrying later."""
+
+
 class Store(abc.ABC):
     """What the resources need of a store, whatever holds the data."""
 

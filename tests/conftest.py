@@ -6,7 +6,9 @@ import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
+from growth_gevent.redis_store import RedisStore
 from growth_gevent.store import MemoryStore
+from redis_server import RedisServer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
@@ -18,9 +20,26 @@ def config():
     return Config(max_body_bytes=64 * 1024)
 
 
-@pytest.fixture
-def store():
-    store = MemoryStore(chunk_size=4)
+@pytest.fixture(scope="session")
+def redis_server():
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+def make_store(kind, request):
+    """A fresh, empty store of ``kind``; small chunks so that even small loads take several."""
+    if kind == "memory":
+        return MemoryStore(chunk_size=4)
+    server = request.getfixturevalue("redis_server")
+    server.flush()
+    return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4)
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request):
+    """Every test of the contract runs against both stores."""
+    store = make_store(request.param, request)
     yield store
     store.close()
 

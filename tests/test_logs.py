@@ -23,3 +23,9 @@ def test_a_record_with_fields_is_one_logfmt_line():
 def test_a_plain_message_becomes_msg():
     record = logging.LogRecord("growth_gevent", logging.WARNING, __file__, 1, "stopped after %ss", (3,), None)
     assert LogfmtFormatter().format(record).endswith(' level=warning logger=growth_gevent msg="stopped after 3s"')
+
+
+def test_the_process_context_comes_before_the_message():
+    record = logging.LogRecord("growth_gevent", logging.INFO, __file__, 1, "stopped", None, None)
+    line = LogfmtFormatter({"worker": 2}).format(record)
+    assert line.endswith(" level=info logger=growth_gevent worker=2 msg=stopped")

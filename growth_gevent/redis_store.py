@@ -1,0 +1,325 @@
+"""The Redis store: the memory store's contract, shared by every worker process and machine.
+
+Key layout; every write is one Lua script, so each is atomic and the counts stay exact:
+
+- ``growth:s:{COUNTRY}/{INDICATOR}``: hash, year -> value as JSON text (names cannot hold a ``/``)
+- ``growth:i:{COUNTRY}``: sorted set of the country's indicators (all scores 0: ordered by name)
+- ``growth:countries``: sorted set of the countries that have records
+- ``growth:size``: how many records there are
+- ``growth:jobs``: accepted bulk jobs, oldest first; ``growth:job:{N}``: the chunks of job N not yet
+  applied, each a JSON array ``[country, indicator, year, value, ...]`` of strings
+- ``growth:bulk``: hash, the bulk status (jobs accepted and applied, the latest job's counts)
+
+A record is one hash field, a series one hash, a country slice one sorted set and its hashes: no
+request walks keys it does not need. Bulk jobs are queued whole in one script; any worker then
+applies the oldest job's next chunk, one script per chunk that removes the chunk as it applies it,
+so jobs are applied in order, each chunk exactly once, and a job whose worker died is finished by
+another.
+"""
+
+import functools
+import logging
+import time
+
+import gevent
+import redis
+import ujson
+from gevent.event import Event
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from .bulk import COMPLETE, DEFAULT_CHUNK_SIZE, IDLE, IN_PROGRESS, BulkStatus
+from .store import Store, StoreUnavailable
+
+PREFIX = "growth:"
+COUNTRIES = PREFIX + "countries"
+SIZE = PREFIX + "size"
+JOBS = PREFIX + "jobs"
+BULK = PREFIX + "bulk"
+# How often an idle worker looks for queued jobs that no worker is applying (one LLEN).
+QUEUE_POLL_SECONDS = 1.0
+WAIT_POLL_SECONDS = 0.005
+
+log = logging.getLogger("growth_gevent")
+
+# Redis answers that mean "not now" rather than "wrong": out of memory, loading, a replica, a busy script.
+_UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.OutOfMemoryError,
+                redis.exceptions.ReadOnlyError, redis.exceptions.MasterDownError,
+                redis.exceptions.TryAgainError)
+
+_PUT = """
+local created = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if created == 1 then
+  redis.call('INCR', KEYS[4])
+  if redis.call('HLEN', KEYS[1]) == 1 then
+    redis.call('ZADD', KEYS[2], 0, ARGV[4])
+    redis.call('ZADD', KEYS[3], 0, ARGV[3])
+  end
+end
+return created
+"""
+
+_DELETE = """
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('DECR', KEYS[4])
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('ZREM', KEYS[2], ARGV[4])
+  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[3]) end
+end
+return 1
+"""
+
+# KEYS: bulk, jobs; ARGV: prefix, record count, chunk...
+_ENQUEUE = """
+local id = redis.call('HINCRBY', KEYS[1], 'accepted', 1)
+local job = ARGV[1] .. 'job:' .. id
+for k = 3, #ARGV do redis.call('RPUSH', job, ARGV[k]) end
+redis.call('RPUSH', KEYS[2], id)
+redis.call('HSET', KEYS[1], 'latest_total', ARGV[2], 'latest_applied', 0)
+return id
+"""
+
+# KEYS: jobs, bulk, size, countries; ARGV: prefix. Returns the records applied, -1 when nothing is queued.
+_APPLY_NEXT_CHUNK = """
+local id = redis.call('LINDEX', KEYS[1], 0)
+if not id then return -1 end
+local p = ARGV[1]
+local job = p .. 'job:' .. id
+local chunk = redis.call('LPOP', job)
+local count = 0
+if chunk then
+  local r = cjson.decode(chunk)
+  local added = 0
+  for k = 1, #r, 4 do
+    local series = p .. 's:' .. r[k] .. '/' .. r[k + 1]
+    if redis.call('HSET', series, r[k + 2], r[k + 3]) == 1 then
+      added = added + 1
+      if redis.call('HLEN', series) == 1 then
+        redis.call('ZADD', p .. 'i:' .. r[k], 0, r[k + 1])
+        redis.call('ZADD', KEYS[4], 0, r[k])
+      end
+    end
+  end
+  count = #r / 4
+  redis.call('INCRBY', KEYS[3], added)
+  redis.call('HINCRBY', KEYS[2], 'records', count)
+  if redis.call('HGET', KEYS[2], 'accepted') == id then
+    redis.call('HINCRBY', KEYS[2], 'latest_applied', count)
+  end
+end
+if redis.call('EXISTS', job) == 0 then
+  redis.call('LPOP', KEYS[1])
+  redis.call('HINCRBY', KEYS[2], 'applied', 1)
+end
+return count
+"""
+
+# ARGV: prefix, country, indicator, first, last, offset, limit ('' for not given). Returns
+# {total, {country, indicator, year, value, ...}}. Years are compared as decimal integers of any length.
+_RECORDS = """
+local function less(a, b)
+  local a_negative, b_negative = a:byte(1) == 45, b:byte(1) == 45
+  if a_negative ~= b_negative then return a_negative end
+  if #a ~= #b then return (#a < #b) ~= a_negative end
+  if a_negative then return a > b end
+  return a < b
+end
+local p, first, last = ARGV[1], ARGV[4], ARGV[5]
+local offset, limit = tonumber(ARGV[6]), tonumber(ARGV[7])
+local countries = ARGV[2] ~= '' and {ARGV[2]} or redis.call('ZRANGE', p .. 'countries', 0, -1)
+local total, page, taken = 0, {}, 0
+for _, country in ipairs(countries) do
+  local indicators = ARGV[3] ~= '' and {ARGV[3]} or redis.call('ZRANGE', p .. 'i:' .. country, 0, -1)
+  for _, indicator in ipairs(indicators) do
+    local series = p .. 's:' .. country .. '/' .. indicator
+    local years, count
+    if first == '' and last == '' then
+      count = redis.call('HLEN', series)
+    elseif first == last then
+      years = redis.call('HEXISTS', series, first) == 1 and {first} or {}
+      count = #years
+    else
+      years = {}
+      for _, year in ipairs(redis.call('HKEYS', series)) do
+        if (first == '' or not less(year, first)) and (last == '' or not less(last, year)) then
+          years[#years + 1] = year
+        end
+      end
+      count = #years
+    end
+    if count > 0 and total + count > offset and taken < limit then
+      years = years or redis.call('HKEYS', series)
+      table.sort(years, less)
+      local start = math.max(0, offset - total)
+      for k = start + 1, math.min(#years, start + limit - taken) do
+        local n = #page
+        page[n + 1], page[n + 2], page[n + 3] = country, indicator, years[k]
+        page[n + 4] = redis.call('HGET', series, years[k])
+        taken = taken + 1
+      end
+    end
+    total = total + count
+  end
+end
+return {total, page}
+"""
+
+
+def _available(method):
+    """Redis being down, full or read-only is :class:`StoreUnavailable`; anything else is a bug."""
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except _UNAVAILABLE as error:
+            raise StoreUnavailable(f"redis: {error}") from None
+    return wrapper
+
+
+def _series_key(country, indicator):
+    return f"{PREFIX}s:{country}/{indicator}"
+
+
+def _record_keys(country, indicator):
+    return [_series_key(country, indicator), f"{PREFIX}i:{country}", COUNTRIES, SIZE]
+
+
+def _encode_value(value):
+    # str() of an int or a finite float is its exact JSON text (floats round-trip).
+    return str(value)
+
+
+def _decode_value(raw):
+    return float(raw) if b"." in raw or b"e" in raw else int(raw)
+
+
+class RedisStore(Store):
+    """The store in Redis, through a blocking pool of ``pool_size`` connections shared by the greenlets.
+
+    A greenlet waits up to ``timeout`` seconds for a free connection and for an answer; past that, or
+    when Redis refuses, the call raises :class:`StoreUnavailable`. A broken connection is retried once
+    at once, so that the first request after a Redis restart does not fail.
+    """
+
+    def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE):
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=pool_size, timeout=timeout, socket_timeout=timeout,
+            socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)))
+        self._redis = redis.Redis(connection_pool=pool)
+        self._chunk_size = chunk_size
+        self._put = self._redis.register_script(_PUT)
+        self._delete = self._redis.register_script(_DELETE)
+        self._enqueue = self._redis.register_script(_ENQUEUE)
+        self._apply_next_chunk = self._redis.register_script(_APPLY_NEXT_CHUNK)
+        self._records = self._redis.register_script(_RECORDS)
+        self._wake = Event()
+        self._applier = gevent.spawn(self._apply_queued_jobs)
+
+    @_available
+    def ping(self):
+        self._redis.ping()
+
+    @_available
+    def get(self, key):
+        country, indicator, year = key
+        raw = self._redis.hget(_series_key(country, indicator), year)
+        return None if raw is None else _decode_value(raw)
+
+    @_available
+    def put(self, key, value):
+        country, indicator, year = key
+        return self._put(_record_keys(country, indicator), [year, _encode_value(value), country, indicator]) == 1
+
+    @_available
+    def delete(self, key):
+        country, indicator, year = key
+        return self._delete(_record_keys(country, indicator), [year, "", country, indicator]) == 1
+
+    @_available
+    def size(self):
+        return int(self._redis.get(SIZE) or 0)
+
+    @_available
+    def series(self, country, indicator, first=None, last=None):
+        key = _series_key(country, indicator)
+        if first is not None and first == last:
+            raw = self._redis.hget(key, first)
+            return [] if raw is None else [(first, _decode_value(raw))]
+        values = sorted((int(year), raw) for year, raw in self._redis.hgetall(key).items())
+        return [(year, _decode_value(raw)) for year, raw in values
+                if (first is None or year >= first) and (last is None or year <= last)]
+
+    @_available
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+        given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
+        total, flat = self._records([], [PREFIX, *given, offset, limit])
+        page = [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), _decode_value(flat[k + 3]))
+                for k in range(0, len(flat), 4)]
+        return total, page
+
+    @_available
+    def submit_bulk(self, records):
+        chunks = []
+        size = self._chunk_size
+        for start in range(0, len(records), size):
+            flat = []
+            for (country, indicator, year), value in records[start:start + size]:
+                flat += (country, indicator, str(year), _encode_value(value))
+            chunks.append(ujson.dumps(flat, ensure_ascii=False))
+            gevent.sleep(0)  # encoding 42,450 records takes tens of milliseconds
+        job = self._enqueue([BULK, JOBS], [PREFIX, len(records), *chunks])
+        self._wake.set()
+        return job
+
+    @_available
+    def bulk_status(self):
+        accepted, applied, records, total, latest_applied = (
+            int(field or 0) for field in
+            self._redis.hmget(BULK, "accepted", "applied", "records", "latest_total", "latest_applied"))
+        if not accepted:
+            return BulkStatus(IDLE, 0, 0, 0, 0)
+        state = COMPLETE if applied == accepted else IN_PROGRESS
+        return BulkStatus(state, latest_applied, total, accepted, applied, records)
+
+    def wait_idle(self, timeout=None):
+        """Every job accepted so far, by any worker, applied; Redis being down only delays it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        target = None
+        while True:
+            try:
+                status = self.bulk_status()
+            except StoreUnavailable:
+                status = None
+            if status is not None:
+                target = status.jobs_accepted if target is None else target
+                if status.jobs_applied >= target:
+                    return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            self._wake.set()
+            gevent.sleep(WAIT_POLL_SECONDS)
+
+    def close(self):
+        self._applier.kill()
+        self._redis.close()
+        self._redis.connection_pool.disconnect()
+
+    def _apply_queued_jobs(self):
+        """The background greenlet: apply queued chunks while there are any, yielding between them."""
+        down = False
+        while True:
+            self._wake.wait(QUEUE_POLL_SECONDS)
+            self._wake.clear()
+            try:
+                while self._apply_one_chunk() >= 0:
+                    gevent.sleep(0)
+            except StoreUnavailable as error:
+                if not down:
+                    log.warning("bulk loading paused, will resume when the store is back: %s", error)
+                down = True
+            else:
+                down = False
+
+    @_available
+    def _apply_one_chunk(self):
+        return self._apply_next_chunk([JOBS, BULK, SIZE, COUNTRIES], [PREFIX])

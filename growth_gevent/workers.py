@@ -1,0 +1,87 @@
+"""Several worker processes on one port: a small pre-fork supervisor.
+
+The listening socket is bound before the fork, so every worker accepts on it and the kernel hands
+each connection to one of them. The supervisor only forwards SIGTERM/SIGINT, restarts a worker that
+died, and waits for all of them to finish their graceful shutdown.
+"""
+
+import logging
+import os
+import signal
+
+import gevent
+from gevent.os import fork_and_watch
+from gevent.queue import Queue
+
+# A worker that dies at once must not be restarted in a tight loop.
+RESTART_DELAY_SECONDS = 1.0
+# Past the workers' own shutdown timeout, how long to wait before killing them.
+KILL_GRACE_SECONDS = 5.0
+
+log = logging.getLogger("growth_gevent")
+
+
+def run_workers(count, serve_worker, shutdown_timeout):
+    """Fork ``count`` processes running ``serve_worker(index)`` (returns an exit code) until a signal.
+
+    Returns 0 when every worker shut down cleanly, else 1.
+    """
+    events = Queue()
+    handlers = [gevent.signal_handler(signum, events.put, ("stop", signum, None))
+                for signum in (signal.SIGTERM, signal.SIGINT)]
+    workers = {}  # pid -> index
+
+    def start(index):
+        pid = fork_and_watch(lambda watcher: events.put(("exit", watcher.pid, watcher.rstatus)), ref=True)
+        if pid == 0:
+            for handler in handlers:
+                handler.cancel()
+            code = 1
+            try:
+                code = serve_worker(index)
+            except BaseException:
+                log.exception("worker %d failed", index)
+            finally:
+                logging.shutdown()
+                os._exit(code)  # never return into the supervisor's loop
+        workers[pid] = index
+        log.info("worker %d started as pid %d", index, pid)
+
+    for index in range(count):
+        start(index)
+    stopping = False
+    clean = True
+    while workers:
+        kind, pid, status = events.get()
+        if kind == "stop":
+            if not stopping:
+                stopping = True
+                log.info("stopping %d workers", len(workers))
+                _signal(workers, signal.SIGTERM)
+                gevent.spawn_later(shutdown_timeout + KILL_GRACE_SECONDS, _kill, workers)
+            continue
+        index = workers.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        if stopping:
+            clean = clean and code == 0
+            log.info("worker %d exited with %d", index, code)
+        else:
+            log.warning("worker %d exited with %d; starting another", index, code)
+            gevent.sleep(RESTART_DELAY_SECONDS)
+            start(index)
+    log.info("stopped")
+    return 0 if clean else 1
+
+
+def _kill(workers):
+    if workers:
+        log.warning("workers %s still running after the shutdown timeout: killed", sorted(workers))
+        _signal(workers, signal.SIGKILL)
+
+
+def _signal(workers, signum):
+    for pid in list(workers):
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:  # exited; its exit event is on the way
+            pass
