@@ -59,7 +59,7 @@ def _open_store(config):
     if config.redis_url is None:
         return MemoryStore(chunk_size=config.bulk_chunk_records)
     store = RedisStore(config.redis_url, config.redis_pool_size, config.redis_timeout,
-                       chunk_size=config.bulk_chunk_records)
+                       chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify)
     try:
         store.ping()
     except StoreUnavailable as error:

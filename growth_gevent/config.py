@@ -15,6 +15,7 @@ DEFAULT_METRICS = True
 DEFAULT_WORKERS = 1
 DEFAULT_REDIS_POOL_SIZE = 64
 DEFAULT_REDIS_TIMEOUT = 2.0
+DEFAULT_REDIS_TLS_VERIFY = True
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -42,6 +43,7 @@ class Config:
     workers: int = DEFAULT_WORKERS
     redis_pool_size: int = DEFAULT_REDIS_POOL_SIZE
     redis_timeout: float = DEFAULT_REDIS_TIMEOUT
+    redis_tls_verify: bool = DEFAULT_REDIS_TLS_VERIFY
 
     @classmethod
     def from_env(cls, environ):
@@ -61,6 +63,7 @@ class Config:
             workers=_integer(environ, "WEB_CONCURRENCY", DEFAULT_WORKERS, 1, None),
             redis_pool_size=_integer(environ, "GROWTH_REDIS_POOL_SIZE", DEFAULT_REDIS_POOL_SIZE, 1, None),
             redis_timeout=_seconds(environ, "GROWTH_REDIS_TIMEOUT", DEFAULT_REDIS_TIMEOUT, positive=True),
+            redis_tls_verify=_switch(environ, "GROWTH_REDIS_TLS_VERIFY", DEFAULT_REDIS_TLS_VERIFY),
         )
         config.check()
         return config

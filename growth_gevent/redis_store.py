@@ -201,10 +201,13 @@ class RedisStore(Store):
     at once, so that the first request after a Redis restart does not fail.
     """
 
-    def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE):
+    def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE, verify_tls=True):
+        # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
+        tls = {} if verify_tls or not url.lower().startswith("rediss://") else {"ssl_cert_reqs": "none"}
         pool = redis.BlockingConnectionPool.from_url(
             url, max_connections=pool_size, timeout=timeout, socket_timeout=timeout,
-            socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)))
+            socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+            **tls)
         self._redis = redis.Redis(connection_pool=pool)
         self._chunk_size = chunk_size
         self._put = self._redis.register_script(_PUT)
@@ -282,18 +285,18 @@ class RedisStore(Store):
         return BulkStatus(state, latest_applied, total, accepted, applied, records)
 
     def wait_idle(self, timeout=None):
-        """Every job accepted so far, by any worker, applied; Redis being down only delays it."""
+        """Every job accepted so far, by any worker, applied; False at once if Redis cannot be reached,
+        since what is queued stays queued in Redis for whichever worker runs next."""
         deadline = None if timeout is None else time.monotonic() + timeout
         target = None
         while True:
             try:
                 status = self.bulk_status()
             except StoreUnavailable:
-                status = None
-            if status is not None:
-                target = status.jobs_accepted if target is None else target
-                if status.jobs_applied >= target:
-                    return True
+                return False
+            target = status.jobs_accepted if target is None else target
+            if status.jobs_applied >= target:
+                return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             self._wake.set()

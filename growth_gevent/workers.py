@@ -17,6 +17,8 @@ from gevent.queue import Queue
 RESTART_DELAY_SECONDS = 1.0
 # Past the workers' own shutdown timeout, how long to wait before killing them.
 KILL_GRACE_SECONDS = 5.0
+# How often a worker checks that its supervisor is alive.
+SUPERVISOR_CHECK_SECONDS = 1.0
 
 log = logging.getLogger("growth_gevent")
 
@@ -30,12 +32,14 @@ def run_workers(count, serve_worker, shutdown_timeout):
     handlers = [gevent.signal_handler(signum, events.put, ("stop", signum, None))
                 for signum in (signal.SIGTERM, signal.SIGINT)]
     workers = {}  # pid -> index
+    supervisor = os.getpid()
 
     def start(index):
         pid = fork_and_watch(lambda watcher: events.put(("exit", watcher.pid, watcher.rstatus)), ref=True)
         if pid == 0:
             for handler in handlers:
                 handler.cancel()
+            gevent.spawn(_stop_when_orphaned, supervisor)
             code = 1
             try:
                 code = serve_worker(index)
@@ -71,6 +75,14 @@ def run_workers(count, serve_worker, shutdown_timeout):
             start(index)
     log.info("stopped")
     return 0 if clean else 1
+
+
+def _stop_when_orphaned(supervisor):
+    """A supervisor killed with SIGKILL cannot stop its workers: each notices, and stops gracefully."""
+    while os.getppid() == supervisor:
+        gevent.sleep(SUPERVISOR_CHECK_SECONDS)
+    log.warning("the supervisor (pid %d) is gone: stopping", supervisor)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _kill(workers):

@@ -36,7 +36,10 @@ def make_store(kind, request):
     return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4)
 
 
-@pytest.fixture(params=["memory", "redis"])
+STORES = ["memory", "redis"]
+
+
+@pytest.fixture(params=STORES)
 def store(request):
     """Every test of the contract runs against both stores."""
     store = make_store(request.param, request)
@@ -62,3 +65,19 @@ def load(client, store, records):
     """POST records and wait until the background loader has applied them."""
     post_records(client, records)
     assert store.wait_idle(WAIT_SECONDS)
+
+
+@pytest.fixture
+def servers():
+    """``servers(**env)`` starts a live server process; every one started is stopped after the test."""
+    from live import LiveServer  # live imports this module
+    started = []
+
+    def start(**env):
+        server = LiveServer(**env).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

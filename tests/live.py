@@ -30,6 +30,13 @@ def wait_for(predicate, timeout=10.0, interval=0.01):
         time.sleep(interval)  # between polls of a deadline-bounded wait
 
 
+def start_fails(**env):
+    """Run a server process that is expected to refuse to start; its CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "growth_gevent"], cwd=ROOT,
+                          env={**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env},
+                          capture_output=True, text=True, timeout=60)
+
+
 class LiveServer:
     def __init__(self, **env):
         self.env = {**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env}

@@ -20,18 +20,25 @@ def free_port():
 class RedisServer:
     """``start()``/``stop()`` may be called again: the server comes back on the same port, empty."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
+        """``tls=(certificate_file, key_file)``: serve TLS only (``rediss://``), with that certificate."""
         if shutil.which("redis-server") is None:
             raise RuntimeError("redis-server is not installed; ./scripts/test installs it (Debian redis-server)")
         self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.tls = tls
+        self.url = f"{'rediss' if tls else 'redis'}://127.0.0.1:{self.port}/0"
         self.process = None
 
     def start(self):
+        listen = ["--port", str(self.port)]
+        if self.tls:
+            certificate, key = self.tls
+            listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", certificate,
+                      "--tls-key-file", key, "--tls-ca-cert-file", certificate, "--tls-auth-clients", "no"]
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL)
-        client = redis.Redis.from_url(self.url, socket_timeout=1)
+        client = self.client()
         deadline = time.monotonic() + START_SECONDS
         while True:
             try:
@@ -45,7 +52,7 @@ class RedisServer:
         return self
 
     def client(self):
-        return redis.Redis.from_url(self.url, socket_timeout=2)
+        return redis.Redis.from_url(self.url, socket_timeout=2, **({"ssl_cert_reqs": "none"} if self.tls else {}))
 
     def flush(self):
         with self.client() as client:

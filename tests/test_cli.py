@@ -1,7 +1,6 @@
 """Start-up and shutdown as a user meets them: bad settings, snapshots and preload files, real processes."""
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -10,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 from growth_gevent.snapshot import read_snapshot, write_snapshot
-from live import LiveServer, wait_for
+from live import start_fails, wait_for
 from scripts.generate_data import generate
 
 
@@ -46,28 +45,8 @@ def big_records():
     return generate(BIG, seed=2002)
 
 
-@pytest.fixture
-def servers():
-    started = []
-
-    def start(**env):
-        server = LiveServer(**env).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-
-
 def as_store(records):
     return {(r["Country"].upper(), r["Indicator"].upper(), r["Year"]): r["Value"] for r in records}
-
-
-def start_fails(**env):
-    return subprocess.run([sys.executable, "-m", "growth_gevent"], cwd=ROOT,
-                          env={**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env},
-                          capture_output=True, text=True, timeout=60)
 
 
 def test_a_restart_on_the_snapshot_keeps_every_record(servers, big_records, tmp_path):

@@ -22,6 +22,7 @@ from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import validate
 from schemathesis.config import SchemathesisConfig
 
+from conftest import STORES, make_store
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.store import MemoryStore
@@ -114,7 +115,6 @@ def test_served_document_is_the_file(app):
 
 # --- The fuzz -------------------------------------------------------------------------------------
 
-_fuzz_store = MemoryStore(chunk_size=4)
 # The configuration is all here: no schemathesis.toml is looked for.
 _fuzz_config = SchemathesisConfig.from_dict({
     "generation": {"mode": "all", "max-examples": FUZZ_EXAMPLES, "deterministic": True},
@@ -129,22 +129,41 @@ _fuzz_config = SchemathesisConfig.from_dict({
 })
 schema = schemathesis.openapi.from_dict(json.loads(DOCUMENT_PATH.read_text(encoding="utf-8")),
                                         config=_fuzz_config)
-schema.app = create_app(_fuzz_store, Config(max_body_bytes=FUZZ_MAX_BODY_BYTES))
 
 
-@pytest.fixture(scope="module")
-def preloaded_fuzz_store():
-    client = webtest.TestApp(schema.app)
+class _AppUnderTest:
+    """schemathesis is given one WSGI app when this module is imported; the store comes later."""
+
+    app = None
+
+    def __call__(self, environ, start_response):
+        return self.app(environ, start_response)
+
+
+schema.app = _AppUnderTest()
+
+
+def preloaded_app(request):
+    """An app on a fresh store of the kind ``request.param``, holding PRELOADED; and its store."""
+    store = make_store(request.param, request)
+    app = create_app(store, Config(max_body_bytes=FUZZ_MAX_BODY_BYTES))
+    client = webtest.TestApp(app)
     for country, indicator, year, value in PRELOADED:
         client.put_json(f"/api/v1/growth/{country}/{indicator}/{year}", {"value": value}, status=201)
+    return app, store
+
+
+@pytest.fixture(scope="module", params=STORES)
+def fuzzed_store(request):
+    schema.app.app, store = preloaded_app(request)
     yield
-    _fuzz_store.close()
+    store.close()
 
 
 @schema.parametrize()
 @hypothesis.settings(max_examples=FUZZ_EXAMPLES, derandomize=True, deadline=None, database=None,
                      suppress_health_check=list(hypothesis.HealthCheck))
-def test_fuzz_conforms_to_the_document(case, preloaded_fuzz_store):
+def test_fuzz_conforms_to_the_document(case, fuzzed_store):
     case.call_and_validate()
 
 
@@ -186,15 +205,11 @@ class _RouteRecorder:
         req.env["test.uri_template"] = req.uri_template
 
 
-@pytest.fixture(scope="module")
-def raw_client():
-    store = MemoryStore(chunk_size=4)
-    app = create_app(store, Config(max_body_bytes=FUZZ_MAX_BODY_BYTES))
+@pytest.fixture(scope="module", params=STORES)
+def raw_client(request):
+    app, store = preloaded_app(request)
     app.add_middleware(_RouteRecorder())
-    client = webtest.TestApp(app)
-    for country, indicator, year, value in PRELOADED:
-        client.put_json(f"/api/v1/growth/{country}/{indicator}/{year}", {"value": value}, status=201)
-    yield client
+    yield webtest.TestApp(app)
     store.close()
 
 

@@ -20,9 +20,15 @@ def walkthrough_steps():
     return steps
 
 
-@pytest.fixture(scope="module")
-def server():
-    live = LiveServer().start()
+@pytest.fixture(scope="module", params=["memory", "redis, 2 workers"])
+def server(request):
+    """The walkthrough holds on the default server, and on two workers sharing one Redis."""
+    env = {}
+    if request.param != "memory":
+        redis_server = request.getfixturevalue("redis_server")
+        redis_server.flush()
+        env = {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}
+    live = LiveServer(**env).start()
     yield live
     live.stop()
 

@@ -1,0 +1,166 @@
+"""What only the Redis store has: jobs shared by workers, and a Redis that goes away and comes back."""
+
+import subprocess
+import time
+
+import pytest
+import webtest
+
+from growth_gevent.app import RETRY_AFTER_SECONDS, create_app
+from growth_gevent.redis_store import RedisStore
+from growth_gevent.store import StoreUnavailable
+from redis_server import RedisServer
+
+KEY = ("BRZ", "NGDP_R", 2002)
+TIMEOUT = 0.5
+WAIT_SECONDS = 10
+
+
+def open_store(server):
+    return RedisStore(server.url, pool_size=4, timeout=TIMEOUT, chunk_size=2)
+
+
+@pytest.fixture
+def shared(redis_server):
+    """Two stores on one Redis: what two worker processes see."""
+    redis_server.flush()
+    first, second = open_store(redis_server), open_store(redis_server)
+    yield first, second
+    first.close()
+    second.close()
+
+
+def test_a_job_queued_by_a_worker_that_died_is_applied_by_another(redis_server):
+    redis_server.flush()
+    dying = open_store(redis_server)
+    dying.submit_bulk([(("A", "B", year), year) for year in range(9)])
+    dying.close()  # before its background greenlet applied anything
+    survivor = open_store(redis_server)
+    try:
+        assert survivor.bulk_status().jobs_applied == 0
+        assert survivor.wait_idle(WAIT_SECONDS)
+        assert survivor.size() == 9
+        assert survivor.bulk_status().records_applied == 9
+    finally:
+        survivor.close()
+
+
+def test_jobs_apply_in_the_order_accepted_whichever_worker_accepted_them(shared):
+    first, second = shared
+    for value in range(6):
+        (first if value % 2 else second).submit_bulk([(KEY, value)] * 5)
+    assert second.wait_idle(WAIT_SECONDS)
+    assert first.get(KEY) == 5
+    assert first.bulk_status() == second.bulk_status()
+    assert first.bulk_status().jobs_accepted == 6
+
+
+def test_each_key_is_created_once_and_deleted_once_across_workers(shared):
+    first, second = shared
+    assert [first.put(KEY, 1), second.put(KEY, 2)] == [True, False]
+    assert [second.delete(KEY), first.delete(KEY)] == [True, False]
+    assert first.size() == second.size() == 0
+
+
+@pytest.fixture
+def own_redis():
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def down_client(own_redis, config):
+    store = open_store(own_redis)
+    yield webtest.TestApp(create_app(store, config)), own_redis
+    store.close()
+
+
+def assert_unavailable(response):
+    assert response.status_int == 503
+    assert response.headers["Retry-After"] == str(RETRY_AFTER_SECONDS)
+    assert response.json == {"msg": "the store is unavailable, retry later"}
+
+
+STORE_REQUESTS = [
+    ("GET", "/api/v1/growth/BRZ/NGDP_R/2002", None),
+    ("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", b'{"value": 1}'),
+    ("DELETE", "/api/v1/growth/BRZ/NGDP_R/2002", None),
+    ("GET", "/api/v1/growth/BRZ/NGDP_R", None),
+    ("GET", "/api/v1/growth", None),
+    ("POST", "/api/v1/growth", b'[{"Country": "A", "Indicator": "B", "Value": 1, "Year": 1}]'),
+    ("GET", "/api/v1/growth/size", None),
+    ("GET", "/api/v1/growth/post/status", None),
+]
+
+
+def request(client, method, path, body):
+    return client.request(path, method=method, body=body, content_type="application/json", expect_errors=True)
+
+
+def test_a_stopped_redis_is_503_on_every_store_request_and_the_rest_still_answers(down_client):
+    client, server = down_client
+    assert client.get("/api/v1/growth/size").json == {"size": 0}
+    server.stop()
+    for method, path, body in STORE_REQUESTS:
+        assert_unavailable(request(client, method, path, body))
+    assert client.get("/ping").body == b"pong"
+    metrics = client.get("/metrics").text
+    assert "growth_store_up 0.0" in metrics and "growth_records" not in metrics
+
+
+def test_a_hanging_redis_is_503_after_the_timeout_not_a_hang(down_client):
+    client, server = down_client
+    assert client.get("/api/v1/growth/size").status_int == 200
+    server.pause()
+    started = time.monotonic()
+    assert_unavailable(client.get("/api/v1/growth/size", expect_errors=True))
+    assert time.monotonic() - started < TIMEOUT * 4
+    server.resume()
+    assert client.get("/api/v1/growth/size").json == {"size": 0}
+
+
+def test_the_service_recovers_when_redis_comes_back(down_client):
+    client, server = down_client
+    client.put("/api/v1/growth/A/B/1", b'{"value": 1}', content_type="application/json")
+    server.stop()
+    assert_unavailable(request(client, "POST", "/api/v1/growth", b"[]"))
+    server.start()  # same port, empty: a restart without persistence
+    assert client.get("/api/v1/growth/size").json == {"size": 0}
+    assert client.get("/api/v1/growth/post/status").json["jobs accepted"] == 0  # the refused POST left nothing
+    assert client.put("/api/v1/growth/A/B/1", b'{"value": 2}', content_type="application/json").status_int == 201
+
+
+def test_store_calls_raise_store_unavailable_when_nothing_listens():
+    server = RedisServer()  # a free port, never started
+    store = open_store(server)
+    try:
+        with pytest.raises(StoreUnavailable):
+            store.get(KEY)
+        assert store.wait_idle(0.1) is False
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def self_signed_redis(tmp_path):
+    """A TLS-only Redis with a self-signed certificate, as Heroku's Redis add-on serves."""
+    certificate, key = str(tmp_path / "certificate.pem"), str(tmp_path / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-keyout", key, "-out", certificate], check=True, capture_output=True)
+    server = RedisServer(tls=(certificate, key)).start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("verify_tls, works", [(True, False), (False, True)])
+def test_a_self_signed_certificate_is_refused_unless_verification_is_off(self_signed_redis, verify_tls, works):
+    store = RedisStore(self_signed_redis.url, pool_size=2, timeout=TIMEOUT, verify_tls=verify_tls)
+    try:
+        if works:
+            assert store.put(KEY, 1) is True and store.get(KEY) == 1
+        else:
+            with pytest.raises(StoreUnavailable, match="certificate verify failed"):
+                store.get(KEY)
+    finally:
+        store.close()

@@ -1,0 +1,162 @@
+"""WEB_CONCURRENCY: real worker processes on one port and one Redis, as clients meet them."""
+
+import json
+import os
+import re
+import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import SAMPLE
+from live import start_fails, wait_for
+from redis_server import RedisServer
+
+WORKERS = 2
+LISTENING = r'worker=\d msg="listening on'
+RECORD = "/api/v1/growth/{}/I/{}"
+
+
+@pytest.fixture
+def workers(servers, redis_server):
+    """``workers(**env)``: a server of WORKERS processes on a flushed Redis, every worker listening."""
+    redis_server.flush()
+
+    def start(url=redis_server.url, **env):
+        server = servers(GROWTH_STORE=url, WEB_CONCURRENCY=str(WORKERS), **env)
+        for _ in range(WORKERS - 1):  # start() saw the first worker's line
+            server.wait_for_line(LISTENING, 15)
+        return server
+
+    return start
+
+
+def put(server, path, value):
+    return server.request("PUT", path, json.dumps({"value": value}).encode(), {"Content-Type": "application/json"})[0]
+
+
+def all_at_once(count, action):
+    """``action(i)`` for i in range(count), from ``count`` threads released together; the results."""
+    barrier = threading.Barrier(count)
+
+    def run(i):
+        barrier.wait()
+        return action(i)
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(run, range(count)))
+
+
+def assert_answered_by_every_worker(server, method):
+    for worker in range(WORKERS):
+        pattern = re.compile(rf"worker={worker} method={method} ")
+        if not any(pattern.search(line) for line in server.lines):
+            server.wait_for_line(pattern, 10)
+
+
+def test_concurrent_writers_on_two_workers_see_one_exact_size_and_status(workers):
+    server = workers(GROWTH_ACCESS_LOG="on")
+    writers, puts, jobs, job_records = 16, 25, 4, 50
+
+    def write(i):
+        if i < jobs:  # some threads post bulk loads while the others put single records
+            records = [{"Country": f"B{i}", "Indicator": "I", "Value": year, "Year": year} for year in range(job_records)]
+            return [server.request_json("POST", "/api/v1/growth", records)[0]]
+        return [put(server, RECORD.format(f"T{i}", year), year) for year in range(puts)]
+
+    statuses = [status for result in all_at_once(writers, write) for status in result]
+    assert statuses.count(202) == jobs and statuses.count(201) == (writers - jobs) * puts
+    status = server.wait_until_complete()
+    assert (status["jobs accepted"], status["jobs applied"]) == (jobs, jobs)
+    expected = (writers - jobs) * puts + jobs * job_records
+    for _ in range(10):  # whichever worker answers
+        assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": expected})
+        assert server.request_json("GET", "/api/v1/growth/post/status")[1] == status
+    assert server.request_json("GET", "/api/v1/growth?limit=1")[1]["total"] == expected
+    assert_answered_by_every_worker(server, "PUT")
+
+
+def test_racing_puts_create_once_and_racing_deletes_delete_once(workers):
+    server = workers()
+    racers = 12
+    for year in range(5):
+        path = RECORD.format("RACE", year)
+        assert sorted(all_at_once(racers, lambda i: put(server, path, i))) == [200] * (racers - 1) + [201]
+        deletes = all_at_once(racers, lambda i: server.request("DELETE", path)[0])
+        assert sorted(deletes) == [204] + [404] * (racers - 1)
+    assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 0})
+
+
+def test_a_killed_worker_is_replaced_and_sigterm_stops_every_worker(workers):
+    server = workers()
+    pid = int(next(re.search(r"worker 0 started as pid (\d+)", line).group(1)
+                   for line in server.lines if "worker 0 started" in line))
+    assert put(server, RECORD.format("A", 1), 1) == 201
+    os.kill(pid, signal.SIGKILL)
+    server.wait_for_line(r"worker 0 exited with -9; starting another", 10)
+    server.wait_for_line(r'worker=0 msg="listening on', 15)
+    for _ in range(10):
+        assert server.request_json("GET", "/api/v1/growth/A/I/1")[0] == 200
+    server.terminate()
+    assert server.wait_exit(30) == 0
+    assert sum("exited with 0" in line for line in server.lines) == WORKERS
+    assert server.lines[-1].endswith("msg=stopped\n")
+
+
+def test_redis_down_at_start_then_up_then_down_then_up(servers):
+    redis = RedisServer()  # not started yet
+    server = servers(GROWTH_STORE=redis.url, WEB_CONCURRENCY=str(WORKERS), GROWTH_REDIS_TIMEOUT="0.5")
+    try:
+        assert server.request("GET", "/ping") == (200, b"pong")
+        status, body = server.request("GET", "/api/v1/growth/size")
+        assert (status, json.loads(body)) == (503, {"msg": "the store is unavailable, retry later"})
+        redis.start()
+        wait_for(lambda: server.request("GET", "/api/v1/growth/size")[0] == 200)
+        assert put(server, RECORD.format("A", 1), 1) == 201
+        redis.stop()
+        connection = server.connection()
+        connection.request("GET", "/api/v1/growth/A/I/1")
+        response = connection.getresponse()
+        assert (response.status, response.getheader("Retry-After")) == (503, "1")
+        assert json.loads(response.read()) == {"msg": "the store is unavailable, retry later"}
+        connection.close()
+        redis.start()
+        wait_for(lambda: put(server, RECORD.format("A", 1), 2) == 201)
+    finally:
+        redis.stop()
+
+
+def test_preload_fills_an_empty_redis_once(workers):
+    first = workers(GROWTH_PRELOAD=str(SAMPLE))
+    assert first.request_json("GET", "/api/v1/growth/size") == (200, {"size": 9})
+    assert put(first, "/api/v1/growth/BRZ/NGDP_R/2002", 1.5) == 200
+    first.terminate()
+    assert first.wait_exit(30) == 0
+    second = workers(GROWTH_PRELOAD=str(SAMPLE))
+    assert any("not loaded: the store already holds 9 records" in line for line in second.lines)
+    assert second.request_json("GET", "/api/v1/growth/BRZ/NGDP_R/2002")[1]["Value"] == 1.5
+
+
+def test_several_workers_on_the_memory_store_refuse_to_start():
+    result = start_fails(WEB_CONCURRENCY="2")
+    assert result.returncode == 2
+    assert "WEB_CONCURRENCY=2 needs a shared store" in result.stderr
+
+
+def running(pid):
+    """True while ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_stop_by_themselves_when_the_supervisor_is_killed(workers):
+    server = workers()
+    pids = [int(re.search(r"started as pid (\d+)", line).group(1)) for line in server.lines if "started as pid" in line]
+    assert len(pids) == WORKERS and all(map(running, pids))
+    server.process.kill()
+    server.process.wait()
+    wait_for(lambda: not any(map(running, pids)), timeout=15)
