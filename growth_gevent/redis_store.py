@@ -2,12 +2,15 @@
 
 Key layout; every write is one Lua script, so each is atomic and the counts stay exact:
 
-- ``growth:s:{COUNTRY}/{INDICATOR}``: hash, year -> value as JSON text (names cannot hold a ``/``)
+- ``growth:s:{COUNTRY}/{INDICATOR}``: hash, year -> value as its JSON text, so that it comes back with
+  its type and every digit (names cannot hold a ``/``)
 - ``growth:i:{COUNTRY}``: sorted set of the country's indicators (all scores 0: ordered by name)
 - ``growth:countries``: sorted set of the countries that have records
 - ``growth:size``: how many records there are
 - ``growth:jobs``: accepted bulk jobs, oldest first; ``growth:job:{N}``: the chunks of job N not yet
-  applied, each a JSON array ``[country, indicator, year, value, ...]`` of strings
+  applied, each a JSON array ``[country, indicator, ["year", "value", ...], ...]``: consecutive records
+  of one series are one group, written with one ``HSET``; numbers are JSON strings of their JSON text,
+  since Lua's cjson would turn JSON numbers into doubles
 - ``growth:bulk``: hash, the bulk status (jobs accepted and applied, the latest job's counts)
 
 A record is one hash field, a series one hash, a country slice one sorted set and its hashes: no
@@ -36,6 +39,8 @@ COUNTRIES = PREFIX + "countries"
 SIZE = PREFIX + "size"
 JOBS = PREFIX + "jobs"
 BULK = PREFIX + "bulk"
+# Fields of one HSET in a bulk chunk: Lua's unpack() takes at most 8,000 values.
+MAX_GROUP_FIELDS = 4000
 # How often an idle worker looks for queued jobs that no worker is applying (one LLEN).
 QUEUE_POLL_SECONDS = 1.0
 WAIT_POLL_SECONDS = 0.005
@@ -90,17 +95,17 @@ local count = 0
 if chunk then
   local r = cjson.decode(chunk)
   local added = 0
-  for k = 1, #r, 4 do
-    local series = p .. 's:' .. r[k] .. '/' .. r[k + 1]
-    if redis.call('HSET', series, r[k + 2], r[k + 3]) == 1 then
-      added = added + 1
-      if redis.call('HLEN', series) == 1 then
-        redis.call('ZADD', p .. 'i:' .. r[k], 0, r[k + 1])
-        redis.call('ZADD', KEYS[4], 0, r[k])
-      end
+  for k = 1, #r, 3 do
+    local country, indicator, fields = r[k], r[k + 1], r[k + 2]
+    local series = p .. 's:' .. country .. '/' .. indicator
+    local new = redis.call('HSET', series, unpack(fields))
+    if new > 0 and redis.call('HLEN', series) == new then
+      redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
+      redis.call('ZADD', KEYS[4], 0, country)
     end
+    added = added + new
+    count = count + #fields / 2
   end
-  count = #r / 4
   redis.call('INCRBY', KEYS[3], added)
   redis.call('HINCRBY', KEYS[2], 'records', count)
   if redis.call('HGET', KEYS[2], 'accepted') == id then
@@ -184,13 +189,25 @@ def _record_keys(country, indicator):
     return [_series_key(country, indicator), f"{PREFIX}i:{country}", COUNTRIES, SIZE]
 
 
-def _encode_value(value):
-    # str() of an int or a finite float is its exact JSON text (floats round-trip).
-    return str(value)
+def _encode_chunk(records):
+    """One bulk chunk as the apply script reads it (see the key layout above)."""
+    groups = []
+    series = fields = None
+    for (country, indicator, year), value in records:
+        if (country, indicator) != series or len(fields) == MAX_GROUP_FIELDS:
+            series, fields = (country, indicator), []
+            groups.append((country, indicator, fields))
+        fields += (year, value)
+    parts = []
+    for country, indicator, fields in groups:
+        # ujson writes the numbers' exact text, in C; a number holds no comma, so quoting them is a replace.
+        numbers = ujson.dumps(fields)[1:-1].replace(",", '","')
+        parts.append(f'{_name_json(country)},{_name_json(indicator)},["{numbers}"]')
+    return "[" + ",".join(parts) + "]"
 
 
-def _decode_value(raw):
-    return float(raw) if b"." in raw or b"e" in raw else int(raw)
+def _name_json(name):
+    return ujson.dumps(name, ensure_ascii=False)
 
 
 class RedisStore(Store):
@@ -226,12 +243,12 @@ class RedisStore(Store):
     def get(self, key):
         country, indicator, year = key
         raw = self._redis.hget(_series_key(country, indicator), year)
-        return None if raw is None else _decode_value(raw)
+        return None if raw is None else ujson.loads(raw)
 
     @_available
     def put(self, key, value):
         country, indicator, year = key
-        return self._put(_record_keys(country, indicator), [year, _encode_value(value), country, indicator]) == 1
+        return self._put(_record_keys(country, indicator), [year, ujson.dumps(value), country, indicator]) == 1
 
     @_available
     def delete(self, key):
@@ -247,16 +264,16 @@ class RedisStore(Store):
         key = _series_key(country, indicator)
         if first is not None and first == last:
             raw = self._redis.hget(key, first)
-            return [] if raw is None else [(first, _decode_value(raw))]
+            return [] if raw is None else [(first, ujson.loads(raw))]
         values = sorted((int(year), raw) for year, raw in self._redis.hgetall(key).items())
-        return [(year, _decode_value(raw)) for year, raw in values
+        return [(year, ujson.loads(raw)) for year, raw in values
                 if (first is None or year >= first) and (last is None or year <= last)]
 
     @_available
     def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
         given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
         total, flat = self._records([], [PREFIX, *given, offset, limit])
-        page = [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), _decode_value(flat[k + 3]))
+        page = [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), ujson.loads(flat[k + 3]))
                 for k in range(0, len(flat), 4)]
         return total, page
 
@@ -265,10 +282,7 @@ class RedisStore(Store):
         chunks = []
         size = self._chunk_size
         for start in range(0, len(records), size):
-            flat = []
-            for (country, indicator, year), value in records[start:start + size]:
-                flat += (country, indicator, str(year), _encode_value(value))
-            chunks.append(ujson.dumps(flat, ensure_ascii=False))
+            chunks.append(_encode_chunk(records[start:start + size]))
             gevent.sleep(0)  # encoding 42,450 records takes tens of milliseconds
         job = self._enqueue([BULK, JOBS], [PREFIX, len(records), *chunks])
         self._wake.set()
@@ -320,6 +334,8 @@ class RedisStore(Store):
                 if not down:
                     log.warning("bulk loading paused, will resume when the store is back: %s", error)
                 down = True
+            except Exception:  # a bug; the greenlet must live on to apply later jobs once it is fixed
+                log.exception("bulk loading failed; retrying in %ss", QUEUE_POLL_SECONDS)
             else:
                 down = False
 

@@ -7,7 +7,7 @@ import pytest
 import webtest
 
 from growth_gevent.app import RETRY_AFTER_SECONDS, create_app
-from growth_gevent.redis_store import RedisStore
+from growth_gevent.redis_store import MAX_GROUP_FIELDS, RedisStore
 from growth_gevent.store import StoreUnavailable
 from redis_server import RedisServer
 
@@ -162,5 +162,18 @@ def test_a_self_signed_certificate_is_refused_unless_verification_is_off(self_si
         else:
             with pytest.raises(StoreUnavailable, match="certificate verify failed"):
                 store.get(KEY)
+    finally:
+        store.close()
+
+
+def test_a_chunk_longer_than_one_hset_takes_is_split_into_several(redis_server):
+    redis_server.flush()
+    years = MAX_GROUP_FIELDS  # records of one series: twice the fields one HSET is given
+    store = RedisStore(redis_server.url, pool_size=2, timeout=TIMEOUT, chunk_size=years * 2)
+    try:
+        store.submit_bulk([(("A", "B", year), year / 2) for year in range(years)])
+        assert store.wait_idle(WAIT_SECONDS)
+        assert store.size() == years
+        assert store.series("A", "B")[-1] == (years - 1, (years - 1) / 2)
     finally:
         store.close()
