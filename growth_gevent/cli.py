@@ -11,7 +11,6 @@ from .app import create_app
 from .config import Config, ConfigError
 from .logs import configure_logging
 from .records import InvalidRecord, parse_records
-from .redis_store import RedisStore
 from .server import listen, make_server, serve
 from .snapshot import Snapshotter, SnapshotError, read_snapshot, remove_stale_temporaries
 from .store import MemoryStore, StoreUnavailable
@@ -58,6 +57,7 @@ def _open_store(config):
     """The in-memory store, or Redis when GROWTH_STORE names one (a bad URL is a ValueError)."""
     if config.redis_url is None:
         return MemoryStore(chunk_size=config.bulk_chunk_records)
+    from .redis_store import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
     store = RedisStore(config.redis_url, config.redis_pool_size, config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify)
     try:

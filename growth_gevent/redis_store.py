@@ -41,7 +41,7 @@ JOBS = PREFIX + "jobs"
 BULK = PREFIX + "bulk"
 # Fields of one HSET in a bulk chunk: Lua's unpack() takes at most 8,000 values.
 MAX_GROUP_FIELDS = 4000
-# How often an idle worker looks for queued jobs that no worker is applying (one LLEN).
+# How often an idle worker looks for queued jobs that no worker is applying (one script call).
 QUEUE_POLL_SECONDS = 1.0
 WAIT_POLL_SECONDS = 0.005
 
@@ -52,6 +52,8 @@ _UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.OutO
                 redis.exceptions.ReadOnlyError, redis.exceptions.MasterDownError,
                 redis.exceptions.TryAgainError)
 
+# KEYS of PUT and DELETE: series, the country's indicators, countries, size.
+# ARGV of PUT: year, value, country, indicator; of DELETE: year, country, indicator.
 _PUT = """
 local created = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if created == 1 then
@@ -68,8 +70,8 @@ _DELETE = """
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DECR', KEYS[4])
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('ZREM', KEYS[2], ARGV[4])
-  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[3]) end
+  redis.call('ZREM', KEYS[2], ARGV[3])
+  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
 end
 return 1
 """
@@ -253,7 +255,7 @@ class RedisStore(Store):
     @_available
     def delete(self, key):
         country, indicator, year = key
-        return self._delete(_record_keys(country, indicator), [year, "", country, indicator]) == 1
+        return self._delete(_record_keys(country, indicator), [year, country, indicator]) == 1
 
     @_available
     def size(self):

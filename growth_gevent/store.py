@@ -58,7 +58,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def wait_idle(self, timeout=None):
-        """Block until every accepted bulk job is applied; False if ``timeout`` passed first."""
+        """Block until every accepted bulk job is applied; False if ``timeout`` passed first, or at once
+        when the store cannot be reached."""
 
     def close(self):
         """Release what the store holds (connections, greenlets)."""

@@ -167,3 +167,9 @@ def test_a_bad_preload_file_stops_start_up_naming_the_record(tmp_path, content, 
     assert result.returncode == 2
     assert f"GROWTH_PRELOAD {preload}" in result.stderr
     assert message in result.stderr
+
+
+def test_a_redis_url_that_cannot_be_parsed_stops_start_up():
+    result = start_fails(GROWTH_STORE="redis://127.0.0.1:notaport/0")
+    assert result.returncode == 2
+    assert "cannot start:" in result.stderr and "Traceback" not in result.stderr
