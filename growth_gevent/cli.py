@@ -46,11 +46,11 @@ def main(argv=(), environ=os.environ):
         return _serve(listener, store, config)
     store.close()  # each worker opens its own connections
 
-    def serve_worker(index):
+    def serve_worker(index, stop):
         configure_logging({"worker": index})
-        return _serve(listener, _open_store(config), config)
+        return _serve(listener, _open_store(config), config, stop)
 
-    return run_workers(config.workers, serve_worker, config.shutdown_timeout)
+    return run_workers(config.workers, serve_worker, listener, config.shutdown_timeout)
 
 
 def _open_store(config):
@@ -67,11 +67,11 @@ def _open_store(config):
     return store
 
 
-def _serve(listener, store, config):
+def _serve(listener, store, config, stop=None):
     snapshotter = None
     if config.snapshot_path:
         snapshotter = Snapshotter(store, config.snapshot_path, config.snapshot_interval)
-    return serve(make_server(create_app(store, config), config, listener), store, config, snapshotter)
+    return serve(make_server(create_app(store, config), config, listener), store, config, snapshotter, stop)
 
 
 def _load_initial_data(store, config):

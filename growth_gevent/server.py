@@ -172,15 +172,23 @@ def make_server(app, config, listener):
     )
 
 
-def serve(server, store, config, snapshotter=None):
-    """Serve until SIGTERM or SIGINT, then shut down gracefully; return the exit code.
+def stop_on_signals():
+    """An Event set by SIGTERM or SIGINT."""
+    stop = Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        gevent.signal_handler(signum, stop.set)
+    return stop
+
+
+def serve(server, store, config, snapshotter=None, stop=None):
+    """Serve until ``stop`` is set (by default: SIGTERM or SIGINT), then shut down gracefully; return
+    the exit code.
 
     With a snapshotter, the last snapshot is written after requests in flight and accepted bulk
     loads are done; if it cannot be written the exit code is 1.
     """
-    stop = Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        gevent.signal_handler(signum, stop.set)
+    if stop is None:
+        stop = stop_on_signals()
     server.start()
     host, port = server.address[:2]
     log.info("listening on http://%s:%d", host, port)

@@ -13,6 +13,8 @@ import gevent
 from gevent.os import fork_and_watch
 from gevent.queue import Queue
 
+from .server import stop_on_signals
+
 # A worker that dies at once must not be restarted in a tight loop.
 RESTART_DELAY_SECONDS = 1.0
 # Past the workers' own shutdown timeout, how long to wait before killing them.
@@ -23,9 +25,12 @@ SUPERVISOR_CHECK_SECONDS = 1.0
 log = logging.getLogger("growth_gevent")
 
 
-def run_workers(count, serve_worker, shutdown_timeout):
-    """Fork ``count`` processes running ``serve_worker(index)`` (returns an exit code) until a signal.
+def run_workers(count, serve_worker, listener, shutdown_timeout):
+    """Fork ``count`` processes running ``serve_worker(index, stop)`` until a signal; ``stop`` is the
+    worker's Event set by SIGTERM/SIGINT, and serve_worker returns the worker's exit code.
 
+    ``listener`` is the socket the workers accept on; the supervisor keeps it open to start new workers
+    and closes it when stopping, so that the port refuses connections once every worker has closed it.
     Returns 0 when every worker shut down cleanly, else 1.
     """
     events = Queue()
@@ -39,10 +44,12 @@ def run_workers(count, serve_worker, shutdown_timeout):
         if pid == 0:
             for handler in handlers:
                 handler.cancel()
-            gevent.spawn(_stop_when_orphaned, supervisor)
+            # At once: a SIGTERM while the worker is still starting must stop it gracefully, not kill it.
+            stop = stop_on_signals()
+            gevent.spawn(_stop_when_orphaned, supervisor, stop)
             code = 1
             try:
-                code = serve_worker(index)
+                code = serve_worker(index, stop)
             except BaseException:
                 log.exception("worker %d failed", index)
             finally:
@@ -60,6 +67,7 @@ def run_workers(count, serve_worker, shutdown_timeout):
         if kind == "stop":
             if not stopping:
                 stopping = True
+                listener.close()
                 log.info("stopping %d workers", len(workers))
                 _signal(workers, signal.SIGTERM)
                 gevent.spawn_later(shutdown_timeout + KILL_GRACE_SECONDS, _kill, workers)
@@ -77,12 +85,12 @@ def run_workers(count, serve_worker, shutdown_timeout):
     return 0 if clean else 1
 
 
-def _stop_when_orphaned(supervisor):
+def _stop_when_orphaned(supervisor, stop):
     """A supervisor killed with SIGKILL cannot stop its workers: each notices, and stops gracefully."""
     while os.getppid() == supervisor:
         gevent.sleep(SUPERVISOR_CHECK_SECONDS)
     log.warning("the supervisor (pid %d) is gone: stopping", supervisor)
-    os.kill(os.getpid(), signal.SIGTERM)
+    stop.set()
 
 
 def _kill(workers):

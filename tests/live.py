@@ -45,10 +45,15 @@ class LiveServer:
         self.lines = []
         self._lines = queue.Queue()
 
-    def start(self):
+    def launch(self):
+        """Start the process without waiting for it to listen."""
         self.process = subprocess.Popen([sys.executable, "-m", "growth_gevent"], cwd=ROOT, env=self.env,
                                         stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read_stderr, daemon=True).start()
+        return self
+
+    def start(self):
+        self.launch()
         match = self.wait_for_line(LISTENING, START_SECONDS)
         self.port = int(match.group(2))
         return self

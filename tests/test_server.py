@@ -12,10 +12,19 @@ from scripts.generate_data import generate
 CONCURRENT_CONNECTIONS = 1000
 
 
+@pytest.fixture(params=["memory", "redis, 2 workers"])
+def deployment(request):
+    """What the server runs on: every socket test holds on one process and on two workers over Redis."""
+    if request.param == "memory":
+        return {}
+    redis_server = request.getfixturevalue("redis_server")
+    redis_server.flush()
+    return {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}
+
+
 @pytest.fixture
-def server(request):
-    env = getattr(request, "param", {})
-    live = LiveServer(**env).start()
+def server(request, deployment):
+    live = LiveServer(**deployment, **getattr(request, "param", {})).start()
     yield live
     live.stop()
 
@@ -152,7 +161,8 @@ def test_sigterm_lets_an_upload_in_flight_finish_then_exits_0(server, big_payloa
     assert upload.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n")
     upload.sendall(big_payload[:1000])
     server.terminate()
-    server.wait_for_line("shutting down", 10)
+    for _ in range(int(server.env.get("WEB_CONCURRENCY", 1))):  # each worker closes its listener
+        server.wait_for_line("shutting down", 10)
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", server.port), timeout=5)
     assert closed_by_peer(idle.sock)

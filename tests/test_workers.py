@@ -4,13 +4,14 @@ import json
 import os
 import re
 import signal
+import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from conftest import SAMPLE
-from live import start_fails, wait_for
+from live import LiveServer, start_fails, wait_for
 from redis_server import RedisServer
 
 WORKERS = 2
@@ -160,3 +161,18 @@ def test_workers_stop_by_themselves_when_the_supervisor_is_killed(workers):
     server.process.kill()
     server.process.wait()
     wait_for(lambda: not any(map(running, pids)), timeout=15)
+
+
+def test_sigterm_while_workers_are_still_starting_stops_them_gracefully():
+    with socket.socket() as silent:  # a "Redis" that takes connections and never answers: slow start-ups
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        server = LiveServer(GROWTH_STORE=f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
+                            WEB_CONCURRENCY=str(WORKERS), GROWTH_REDIS_TIMEOUT="2").launch()
+        try:
+            server.wait_for_line(rf"worker {WORKERS - 1} started", 15)
+            server.terminate()
+            assert server.wait_exit(30) == 0
+        finally:
+            server.stop()
+    assert sum("exited with 0" in line for line in server.lines) == WORKERS
