@@ -67,6 +67,17 @@ def load(client, store, records):
     assert store.wait_idle(WAIT_SECONDS)
 
 
+@pytest.fixture(params=["memory", "redis, 2 workers"])
+def deployment(request):
+    """The environment of a live server: tests that take it hold on one process with the in-memory
+    store and on two workers over Redis."""
+    if request.param == "memory":
+        return {}
+    redis_server = request.getfixturevalue("redis_server")
+    redis_server.flush()
+    return {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}
+
+
 @pytest.fixture
 def servers():
     """``servers(**env)`` starts a live server process; every one started is stopped after the test."""

@@ -17,10 +17,10 @@ RECORDS = 5000
 
 
 @pytest.fixture
-def server(request):
+def server(request, deployment):
     # One record per chunk: the load takes thousands of hub turns to apply, so a loader that did not
     # wait for it to be applied would print and exit before the store had every record.
-    live = LiveServer(GROWTH_BULK_CHUNK_RECORDS="1", **getattr(request, "param", {})).start()
+    live = LiveServer(GROWTH_BULK_CHUNK_RECORDS="1", **deployment, **getattr(request, "param", {})).start()
     yield live
     live.stop()
 

@@ -12,16 +12,6 @@ from scripts.generate_data import generate
 CONCURRENT_CONNECTIONS = 1000
 
 
-@pytest.fixture(params=["memory", "redis, 2 workers"])
-def deployment(request):
-    """What the server runs on: every socket test holds on one process and on two workers over Redis."""
-    if request.param == "memory":
-        return {}
-    redis_server = request.getfixturevalue("redis_server")
-    redis_server.flush()
-    return {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}
-
-
 @pytest.fixture
 def server(request, deployment):
     live = LiveServer(**deployment, **getattr(request, "param", {})).start()
