@@ -216,8 +216,10 @@ class RedisStore(Store):
     """The store in Redis, through a blocking pool of ``pool_size`` connections shared by the greenlets.
 
     A greenlet waits up to ``timeout`` seconds for a free connection and for an answer; past that, or
-    when Redis refuses, the call raises :class:`StoreUnavailable`. A broken connection is retried once
-    at once, so that the first request after a Redis restart does not fail.
+    when Redis refuses, the call raises :class:`StoreUnavailable`. Nothing is retried: a script whose
+    answer was lost may have run, and running it again would answer wrongly (a second PUT's 200 for a
+    created record) or queue a bulk job twice. The pool reconnects a connection that Redis closed before
+    handing it out, so the first request after a Redis restart succeeds anyway.
     """
 
     def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE, verify_tls=True):
@@ -225,8 +227,7 @@ class RedisStore(Store):
         tls = {} if verify_tls or not url.lower().startswith("rediss://") else {"ssl_cert_reqs": "none"}
         pool = redis.BlockingConnectionPool.from_url(
             url, max_connections=pool_size, timeout=timeout, socket_timeout=timeout,
-            socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
-            **tls)
+            socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0), **tls)
         self._redis = redis.Redis(connection_pool=pool)
         self._chunk_size = chunk_size
         self._put = self._redis.register_script(_PUT)

@@ -1,6 +1,8 @@
 """What only the Redis store has: jobs shared by workers, and a Redis that goes away and comes back."""
 
+import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -177,3 +179,73 @@ def test_a_chunk_longer_than_one_hset_takes_is_split_into_several(redis_server):
         assert store.series("A", "B")[-1] == (years - 1, (years - 1) / 2)
     finally:
         store.close()
+
+
+class ReplyDroppingProxy:
+    """A TCP proxy to Redis that, once ``drop_next_reply()`` is called, passes the next command on
+    and closes the client's connection instead of passing the reply back: a connection lost mid-request."""
+
+    def __init__(self, upstream_port):
+        self._upstream_port = upstream_port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self._listener.getsockname()[1]}/0"
+        self._drop = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def drop_next_reply(self):
+        self._drop.set()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self._upstream_port))
+            threading.Thread(target=self._pipe, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, True), daemon=True).start()
+
+    def _pipe(self, source, target, replies):
+        try:
+            while data := source.recv(65536):
+                if replies and self._drop.is_set():
+                    self._drop.clear()
+                    break
+                target.sendall(data)
+        except OSError:
+            pass
+        for end in (source, target):
+            end.close()
+
+    def close(self):
+        self._listener.close()
+
+
+@pytest.fixture
+def lossy(redis_server):
+    """A store whose connection to Redis can lose one reply, and a direct client to check Redis."""
+    redis_server.flush()
+    proxy = ReplyDroppingProxy(redis_server.port)
+    store = RedisStore(proxy.url, pool_size=2, timeout=TIMEOUT, chunk_size=2)
+    assert store.size() == 0  # connected
+    yield store, proxy, redis_server.client()
+    store.close()
+    proxy.close()
+
+
+@pytest.mark.parametrize("write", ["put", "delete", "submit_bulk"])
+def test_a_write_whose_reply_is_lost_is_503_and_is_not_run_twice(lossy, write):
+    store, proxy, direct = lossy
+    if write == "delete":
+        store.put(KEY, 1)
+    proxy.drop_next_reply()
+    with pytest.raises(StoreUnavailable):
+        if write == "submit_bulk":
+            store.submit_bulk([(KEY, 1)])
+        else:
+            getattr(store, write)(*((KEY, 1) if write == "put" else (KEY,)))
+    # It ran once: the record is there (or gone) and a bulk job was queued once, not twice.
+    assert store.wait_idle(WAIT_SECONDS)
+    assert direct.hexists("growth:s:BRZ/NGDP_R", 2002) == (write != "delete")
+    assert int(direct.hget("growth:bulk", "accepted") or 0) == (write == "submit_bulk")
+    assert store.size() == (write != "delete")
