@@ -19,6 +19,7 @@ from .server import stop_on_signals
 RESTART_DELAY_SECONDS = 1.0
 # Past the workers' own shutdown timeout, how long to wait before killing them.
 KILL_GRACE_SECONDS = 5.0
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # How often a worker checks that its supervisor is alive.
 SUPERVISOR_CHECK_SECONDS = 1.0
 
@@ -34,18 +35,20 @@ def run_workers(count, serve_worker, listener, shutdown_timeout):
     Returns 0 when every worker shut down cleanly, else 1.
     """
     events = Queue()
-    handlers = [gevent.signal_handler(signum, events.put, ("stop", signum, None))
-                for signum in (signal.SIGTERM, signal.SIGINT)]
+    handlers = [gevent.signal_handler(signum, events.put, ("stop", signum, None)) for signum in STOP_SIGNALS]
     workers = {}  # pid -> index
+    restarting = set()  # indexes of workers that died, to be started again after RESTART_DELAY_SECONDS
     supervisor = os.getpid()
 
     def start(index):
+        # A signal between the fork and the worker's own handlers would kill the worker: hold it back.
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         pid = fork_and_watch(lambda watcher: events.put(("exit", watcher.pid, watcher.rstatus)), ref=True)
         if pid == 0:
             for handler in handlers:
                 handler.cancel()
-            # At once: a SIGTERM while the worker is still starting must stop it gracefully, not kill it.
             stop = stop_on_signals()
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             gevent.spawn(_stop_when_orphaned, supervisor, stop)
             code = 1
             try:
@@ -55,6 +58,7 @@ def run_workers(count, serve_worker, listener, shutdown_timeout):
             finally:
                 logging.shutdown()
                 os._exit(code)  # never return into the supervisor's loop
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         workers[pid] = index
         log.info("worker %d started as pid %d", index, pid)
 
@@ -62,8 +66,8 @@ def run_workers(count, serve_worker, listener, shutdown_timeout):
         start(index)
     stopping = False
     clean = True
-    while workers:
-        kind, pid, status = events.get()
+    while workers or restarting and not stopping:
+        kind, detail, status = events.get()
         if kind == "stop":
             if not stopping:
                 stopping = True
@@ -71,16 +75,20 @@ def run_workers(count, serve_worker, listener, shutdown_timeout):
                 log.info("stopping %d workers", len(workers))
                 _signal(workers, signal.SIGTERM)
                 gevent.spawn_later(shutdown_timeout + KILL_GRACE_SECONDS, _kill, workers)
-            continue
-        index = workers.pop(pid)
-        code = os.waitstatus_to_exitcode(status)
-        if stopping:
-            clean = clean and code == 0
-            log.info("worker %d exited with %d", index, code)
+        elif kind == "restart":
+            restarting.discard(detail)
+            if not stopping:
+                start(detail)
         else:
-            log.warning("worker %d exited with %d; starting another", index, code)
-            gevent.sleep(RESTART_DELAY_SECONDS)
-            start(index)
+            index = workers.pop(detail)
+            code = os.waitstatus_to_exitcode(status)
+            if stopping:
+                clean = clean and code == 0
+                log.info("worker %d exited with %d", index, code)
+            else:
+                log.warning("worker %d exited with %d; starting another in %ss", index, code, RESTART_DELAY_SECONDS)
+                restarting.add(index)
+                gevent.spawn_later(RESTART_DELAY_SECONDS, events.put, ("restart", index, None))
     log.info("stopped")
     return 0 if clean else 1
 

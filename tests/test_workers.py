@@ -95,7 +95,7 @@ def test_a_killed_worker_is_replaced_and_sigterm_stops_every_worker(workers):
                    for line in server.lines if "worker 0 started" in line))
     assert put(server, RECORD.format("A", 1), 1) == 201
     os.kill(pid, signal.SIGKILL)
-    server.wait_for_line(r"worker 0 exited with -9; starting another", 10)
+    server.wait_for_line(r"worker 0 exited with -9; starting another in", 10)
     server.wait_for_line(r'worker=0 msg="listening on', 15)
     for _ in range(10):
         assert server.request_json("GET", "/api/v1/growth/A/I/1")[0] == 200
@@ -176,3 +176,16 @@ def test_sigterm_while_workers_are_still_starting_stops_them_gracefully():
         finally:
             server.stop()
     assert sum("exited with 0" in line for line in server.lines) == WORKERS
+
+
+def test_sigterm_while_a_dead_worker_awaits_its_restart_starts_no_new_one(workers):
+    server = workers()
+    pid = int(next(re.search(r"worker 0 started as pid (\d+)", line).group(1)
+                   for line in server.lines if "worker 0 started" in line))
+    os.kill(pid, signal.SIGKILL)
+    server.wait_for_line(r"worker 0 exited with -9; starting another in", 10)
+    server.terminate()
+    assert server.wait_exit(30) == 0
+    restarted = server.lines.index(next(line for line in server.lines if "exited with -9" in line))
+    assert not any("started as pid" in line for line in server.lines[restarted:])
+    assert sum("exited with 0" in line for line in server.lines) == WORKERS - 1
