@@ -47,10 +47,12 @@ WAIT_POLL_SECONDS = 0.005
 
 log = logging.getLogger("growth_gevent")
 
-# Redis answers that mean "not now" rather than "wrong": out of memory, loading, a replica, a busy script.
+# Redis answers that mean "not now" rather than "wrong": unreachable, out of memory, loading, a
+# replica, a cluster resharding; and BUSY (a long script), which redis-py has no class for.
 _UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.OutOfMemoryError,
                 redis.exceptions.ReadOnlyError, redis.exceptions.MasterDownError,
                 redis.exceptions.TryAgainError)
+_BUSY = "BUSY "
 
 # KEYS of PUT and DELETE: series, the country's indicators, countries, size.
 # ARGV of PUT: year, value, country, indicator; of DELETE: year, country, indicator.
@@ -179,6 +181,10 @@ def _available(method):
         try:
             return method(*args, **kwargs)
         except _UNAVAILABLE as error:
+            raise StoreUnavailable(f"redis: {error}") from None
+        except redis.ResponseError as error:
+            if not str(error).startswith(_BUSY):
+                raise
             raise StoreUnavailable(f"redis: {error}") from None
     return wrapper
 

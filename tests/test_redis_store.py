@@ -11,6 +11,7 @@ import webtest
 from growth_gevent.app import RETRY_AFTER_SECONDS, create_app
 from growth_gevent.redis_store import MAX_GROUP_FIELDS, RedisStore
 from growth_gevent.store import StoreUnavailable
+from live import wait_for
 from redis_server import RedisServer
 
 KEY = ("BRZ", "NGDP_R", 2002)
@@ -249,3 +250,34 @@ def test_a_write_whose_reply_is_lost_is_503_and_is_not_run_twice(lossy, write):
     assert direct.hexists("growth:s:BRZ/NGDP_R", 2002) == (write != "delete")
     assert int(direct.hget("growth:bulk", "accepted") or 0) == (write == "submit_bulk")
     assert store.size() == (write != "delete")
+
+
+BUSY_SCRIPT = """
+local started = redis.call('TIME')
+repeat
+  local now = redis.call('TIME')
+until (now[1] - started[1]) * 1000000 + (now[2] - started[2]) > tonumber(ARGV[1])
+"""
+
+
+def unavailable(call):
+    """The StoreUnavailable that ``call()`` raises, or None when it succeeds."""
+    try:
+        call()
+    except StoreUnavailable as error:
+        return error
+    return None
+
+
+def test_a_redis_busy_with_a_long_script_is_unavailable_not_an_error(own_redis):
+    store = open_store(own_redis)
+    with own_redis.client() as direct:
+        direct.config_set("busy-reply-threshold", 50)
+    busy = threading.Thread(target=lambda: own_redis.client().eval(BUSY_SCRIPT, 0, 1_500_000))
+    busy.start()
+    try:
+        # Past 50 ms of script, Redis answers BUSY to everyone else, well before the client's timeout.
+        assert "BUSY" in str(wait_for(lambda: unavailable(store.size), timeout=5))
+    finally:
+        busy.join()
+        store.close()
