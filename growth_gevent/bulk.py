@@ -72,6 +72,10 @@ class BulkLoader:
         return BulkStatus(state, latest.applied, latest.total,
                           self._jobs_accepted, self._jobs_applied, self._records_applied)
 
+    def is_idle(self):
+        """Every accepted job applied; unlike ``wait_idle(0)``, never yields to other greenlets."""
+        return self._idle.is_set()
+
     def wait_idle(self, timeout=None):
         """Block until every accepted job is applied; False if ``timeout`` passed first."""
         return self._idle.wait(timeout)

@@ -5,6 +5,7 @@ import os
 import resource
 import time
 
+import gevent
 import ujson
 
 from .app import create_app
@@ -17,6 +18,8 @@ from .store import MemoryStore, StoreUnavailable
 from .workers import run_workers
 
 log = logging.getLogger("growth_gevent")
+# How often a process retries initial data that could not be loaded because the store was unreachable.
+DEFERRED_LOAD_RETRY_SECONDS = 1.0
 
 
 def main(argv=(), environ=os.environ):
@@ -31,24 +34,33 @@ def main(argv=(), environ=os.environ):
         log.error("configuration error: %s", error)
         return 2
     _raise_open_file_limit()
+    started = time.perf_counter()
     try:
         store = _open_store(config)
-        _load_initial_data(store, config)
-    except (SnapshotError, InvalidRecord, OSError, StoreUnavailable, ValueError) as error:
+        initial = _read_initial_data(config)
+    except (SnapshotError, InvalidRecord, OSError, ValueError) as error:
         log.error("cannot start: %s", error)
         return 2
+    deferred = None
+    if initial is not None:
+        try:
+            _load(store, *initial, started)
+        except StoreUnavailable as error:
+            log.warning("%s not loaded yet: the store is unreachable (%s); it will be when the store is "
+                        "back, if the store is empty then", initial[0], error)
+            deferred = initial
     try:
         listener = listen(config)
     except OSError as error:
         log.error("cannot listen on %s:%s: %s", config.host, config.port, error)
         return 1
     if config.workers == 1:
-        return _serve(listener, store, config)
+        return _serve(listener, store, config, deferred=deferred)
     store.close()  # each worker opens its own connections
 
     def serve_worker(index, stop):
         configure_logging({"worker": index})
-        return _serve(listener, _open_store(config), config, stop)
+        return _serve(listener, _open_store(config), config, stop, deferred)
 
     return run_workers(config.workers, serve_worker, listener, config.shutdown_timeout)
 
@@ -67,38 +79,45 @@ def _open_store(config):
     return store
 
 
-def _serve(listener, store, config, stop=None):
+def _serve(listener, store, config, stop=None, deferred=None):
+    """Serve until stopped; ``deferred`` is initial data still to load, once the store is reachable."""
+    if deferred is not None:
+        gevent.spawn(_load_when_reachable, store, *deferred)
     snapshotter = None
     if config.snapshot_path:
         snapshotter = Snapshotter(store, config.snapshot_path, config.snapshot_interval)
     return serve(make_server(create_app(store, config), config, listener), store, config, snapshotter, stop)
 
 
-def _load_initial_data(store, config):
-    """The snapshot if there is one, else the preload file, else nothing; applied before serving."""
-    started = time.perf_counter()
-    if config.snapshot_path and os.path.exists(config.snapshot_path):
-        source = f"snapshot {config.snapshot_path}"
-        records = read_snapshot(config.snapshot_path)
-    elif config.preload_path and store.size():
-        log.info("GROWTH_PRELOAD %s not loaded: the store already holds %d records",
-                 config.preload_path, store.size())
-        records = None
-    elif config.preload_path:
-        source = f"GROWTH_PRELOAD {config.preload_path}"
-        records = _read_preload(config.preload_path)
-    else:
-        records = None
+def _read_initial_data(config):
+    """``(source, records)``: the snapshot if there is one, else the preload file; or None."""
     if config.snapshot_path:
         directory = os.path.dirname(os.path.abspath(config.snapshot_path))
         if not os.access(directory, os.W_OK):
             raise OSError(f"GROWTH_SNAPSHOT {config.snapshot_path}: cannot write in {directory}")
         remove_stale_temporaries(config.snapshot_path)
-    if records is not None:
-        store.submit_bulk(records)
-        store.wait_idle()
-        log.info("loaded %d records from %s in %.0f ms", len(records), source,
-                 (time.perf_counter() - started) * 1000)
+        if os.path.exists(config.snapshot_path):
+            return f"snapshot {config.snapshot_path}", read_snapshot(config.snapshot_path)
+    if config.preload_path:
+        return f"GROWTH_PRELOAD {config.preload_path}", _read_preload(config.preload_path)
+    return None
+
+
+def _load(store, source, records, started):
+    """Load ``records`` if the store is empty (another process may have been first) and wait for them."""
+    if store.submit_bulk(records, only_if_empty=True) is None:
+        log.info("%s not loaded: the store already holds %d records", source, store.size())
+        return
+    store.wait_idle()
+    log.info("loaded %d records from %s in %.0f ms", len(records), source, (time.perf_counter() - started) * 1000)
+
+
+def _load_when_reachable(store, source, records):
+    while True:
+        try:
+            return _load(store, source, records, time.perf_counter())
+        except StoreUnavailable:
+            gevent.sleep(DEFERRED_LOAD_RETRY_SECONDS)
 
 
 def _read_preload(path):

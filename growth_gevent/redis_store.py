@@ -78,13 +78,16 @@ end
 return 1
 """
 
-# KEYS: bulk, jobs; ARGV: prefix, record count, chunk...
+# KEYS: bulk, jobs, size; ARGV: prefix, only if empty (1 or 0), record count, chunk...
 _ENQUEUE = """
+if ARGV[2] == '1' and (tonumber(redis.call('GET', KEYS[3]) or 0) > 0 or redis.call('LLEN', KEYS[2]) > 0) then
+  return 0
+end
 local id = redis.call('HINCRBY', KEYS[1], 'accepted', 1)
 local job = ARGV[1] .. 'job:' .. id
-for k = 3, #ARGV do redis.call('RPUSH', job, ARGV[k]) end
+for k = 4, #ARGV do redis.call('RPUSH', job, ARGV[k]) end
 redis.call('RPUSH', KEYS[2], id)
-redis.call('HSET', KEYS[1], 'latest_total', ARGV[2], 'latest_applied', 0)
+redis.call('HSET', KEYS[1], 'latest_total', ARGV[3], 'latest_applied', 0)
 return id
 """
 
@@ -94,23 +97,26 @@ local id = redis.call('LINDEX', KEYS[1], 0)
 if not id then return -1 end
 local p = ARGV[1]
 local job = p .. 'job:' .. id
-local chunk = redis.call('LPOP', job)
+-- The chunk is removed after it is applied, and size grows as records are written: should the script
+-- stop halfway, the chunk stays queued whole, is applied again, and size still counts every record once.
+local chunk = redis.call('LINDEX', job, 0)
 local count = 0
 if chunk then
   local r = cjson.decode(chunk)
-  local added = 0
   for k = 1, #r, 3 do
     local country, indicator, fields = r[k], r[k + 1], r[k + 2]
     local series = p .. 's:' .. country .. '/' .. indicator
     local new = redis.call('HSET', series, unpack(fields))
-    if new > 0 and redis.call('HLEN', series) == new then
-      redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
-      redis.call('ZADD', KEYS[4], 0, country)
+    if new > 0 then
+      redis.call('INCRBY', KEYS[3], new)
+      if redis.call('HLEN', series) == new then
+        redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
+        redis.call('ZADD', KEYS[4], 0, country)
+      end
     end
-    added = added + new
     count = count + #fields / 2
   end
-  redis.call('INCRBY', KEYS[3], added)
+  redis.call('LPOP', job)
   redis.call('HINCRBY', KEYS[2], 'records', count)
   if redis.call('HGET', KEYS[2], 'accepted') == id then
     redis.call('HINCRBY', KEYS[2], 'latest_applied', count)
@@ -287,13 +293,15 @@ class RedisStore(Store):
         return total, page
 
     @_available
-    def submit_bulk(self, records):
+    def submit_bulk(self, records, only_if_empty=False):
         chunks = []
         size = self._chunk_size
         for start in range(0, len(records), size):
             chunks.append(_encode_chunk(records[start:start + size]))
             gevent.sleep(0)  # encoding 42,450 records takes tens of milliseconds
-        job = self._enqueue([BULK, JOBS], [PREFIX, len(records), *chunks])
+        job = self._enqueue([BULK, JOBS, SIZE], [PREFIX, int(only_if_empty), len(records), *chunks])
+        if not job:
+            return None
         self._wake.set()
         return job
 

@@ -49,8 +49,12 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
-    def submit_bulk(self, records):
-        """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number."""
+    def submit_bulk(self, records, only_if_empty=False):
+        """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number.
+
+        With ``only_if_empty``, queue nothing and return None unless the store holds no records and no
+        job is pending, decided in one step (so that of processes starting together one loads).
+        """
 
     @abc.abstractmethod
     def bulk_status(self):
@@ -148,7 +152,9 @@ class MemoryStore(Store):
             return {country: {indicator: dict(series) for indicator, series in indicators.items()}
                     for country, indicators in self._countries.items()}
 
-    def submit_bulk(self, records):
+    def submit_bulk(self, records, only_if_empty=False):
+        if only_if_empty and (self._size or not self._bulk.is_idle()):
+            return None
         return self._bulk.submit(records)
 
     def bulk_status(self):

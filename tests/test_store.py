@@ -106,3 +106,13 @@ def test_copy_is_a_consistent_independent_copy():
     store.put(("B", "X", 1), 10)
     store.delete(("A", "Y", 2))
     assert copy["B"]["X"][1] == 1 and copy["A"] == {"Y": {2: 2}}
+
+
+def test_only_if_empty_queues_nothing_when_there_are_records_or_pending_jobs(store):
+    assert store.submit_bulk([(KEY, 1)], only_if_empty=True) == 1
+    assert store.submit_bulk([(KEY, 2)], only_if_empty=True) is None  # job 1 is pending
+    assert store.wait_idle(WAIT_SECONDS)
+    assert store.submit_bulk([(KEY, 3)], only_if_empty=True) is None  # a record is stored
+    assert (store.get(KEY), store.bulk_status().jobs_accepted) == (1, 1)
+    store.delete(KEY)
+    assert store.submit_bulk([], only_if_empty=True) == 2

@@ -189,3 +189,17 @@ def test_sigterm_while_a_dead_worker_awaits_its_restart_starts_no_new_one(worker
     restarted = server.lines.index(next(line for line in server.lines if "exited with -9" in line))
     assert not any("started as pid" in line for line in server.lines[restarted:])
     assert sum("exited with 0" in line for line in server.lines) == WORKERS - 1
+
+
+def test_a_preload_waits_for_a_redis_that_is_down_at_start_and_is_loaded_once(servers):
+    redis = RedisServer()  # not started yet
+    server = servers(GROWTH_STORE=redis.url, WEB_CONCURRENCY=str(WORKERS), GROWTH_PRELOAD=str(SAMPLE),
+                     GROWTH_REDIS_TIMEOUT="0.5")
+    try:
+        assert server.request("GET", "/api/v1/growth/size")[0] == 503
+        redis.start()
+        wait_for(lambda: server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 9}))
+        status = server.wait_until_complete()
+        assert (status["jobs accepted"], status["count"]) == (1, 9)  # one of the two workers loaded it
+    finally:
+        redis.stop()
