@@ -24,6 +24,14 @@ class BulkStatus:
     jobs_applied: int
     records_applied: int = 0  # by every job since start
 
+    @classmethod
+    def of(cls, applied, total, jobs_accepted, jobs_applied, records_applied):
+        """The status these counts describe: idle before any job, complete once every job is applied."""
+        if not jobs_accepted:
+            return cls(IDLE, 0, 0, 0, 0)
+        state = COMPLETE if jobs_applied == jobs_accepted else IN_PROGRESS
+        return cls(state, applied, total, jobs_accepted, jobs_applied, records_applied)
+
 
 class _Job:
     __slots__ = ("records", "total", "applied")
@@ -66,11 +74,8 @@ class BulkLoader:
 
     def status(self):
         latest = self._latest
-        if latest is None:
-            return BulkStatus(IDLE, 0, 0, 0, 0)
-        state = COMPLETE if self._jobs_applied == self._jobs_accepted else IN_PROGRESS
-        return BulkStatus(state, latest.applied, latest.total,
-                          self._jobs_accepted, self._jobs_applied, self._records_applied)
+        return BulkStatus.of(latest.applied if latest else 0, latest.total if latest else 0,
+                             self._jobs_accepted, self._jobs_applied, self._records_applied)
 
     def is_idle(self):
         """Every accepted job applied; unlike ``wait_idle(0)``, never yields to other greenlets."""

@@ -31,7 +31,7 @@ from gevent.event import Event
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from .bulk import COMPLETE, DEFAULT_CHUNK_SIZE, IDLE, IN_PROGRESS, BulkStatus
+from .bulk import DEFAULT_CHUNK_SIZE, BulkStatus
 from .store import Store, StoreUnavailable
 
 PREFIX = "growth:"
@@ -314,13 +314,8 @@ class RedisStore(Store):
 
     @_available
     def bulk_status(self):
-        accepted, applied, records, total, latest_applied = (
-            int(field or 0) for field in
-            self._redis.hmget(BULK, "accepted", "applied", "records", "latest_total", "latest_applied"))
-        if not accepted:
-            return BulkStatus(IDLE, 0, 0, 0, 0)
-        state = COMPLETE if applied == accepted else IN_PROGRESS
-        return BulkStatus(state, latest_applied, total, accepted, applied, records)
+        fields = self._redis.hmget(BULK, "latest_applied", "latest_total", "accepted", "applied", "records")
+        return BulkStatus.of(*(int(field or 0) for field in fields))
 
     def wait_idle(self, timeout=None):
         """Every job accepted so far, by any worker, applied; False at once if Redis cannot be reached,

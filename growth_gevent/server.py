@@ -200,7 +200,7 @@ def serve(server, store, config, snapshotter=None, stop=None):
     if not server.drain(config.shutdown_timeout):
         log.warning("requests still running after %ss were stopped", config.shutdown_timeout)
     if not store.wait_idle(max(0.0, deadline - time.monotonic())):
-        log.warning("accepted bulk loads not fully applied at shutdown (on Redis they stay queued there)")
+        log.warning("accepted bulk loads not all applied at shutdown")
     exit_code = 0
     if snapshotter is not None:
         try:

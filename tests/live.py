@@ -78,6 +78,18 @@ class LiveServer:
             if match:
                 return match
 
+    def read_available_lines(self):
+        """Take the lines the server has written so far into ``lines``, without waiting."""
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                return
+            if line is None:
+                self._lines.put(None)  # still there for wait_exit()
+                return
+            self.lines.append(line)
+
     def connection(self, timeout=10):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 

@@ -58,7 +58,7 @@ def test_jobs_apply_in_the_order_accepted_whichever_worker_accepted_them(shared)
     assert first.bulk_status().jobs_accepted == 6
 
 
-def test_each_key_is_created_once_and_deleted_once_across_workers(shared):
+def test_one_store_answers_for_what_the_other_wrote(shared):
     first, second = shared
     assert [first.put(KEY, 1), second.put(KEY, 2)] == [True, False]
     assert [second.delete(KEY), first.delete(KEY)] == [True, False]
@@ -281,3 +281,25 @@ def test_a_redis_busy_with_a_long_script_is_unavailable_not_an_error(own_redis):
     finally:
         busy.join()
         store.close()
+
+
+def test_no_request_walks_the_keyspace(redis_server, config, sample_records):
+    """Every route, with every list filter: Redis counts each command, those run by scripts too."""
+    redis_server.flush()
+    store = RedisStore(redis_server.url, pool_size=2, timeout=2)
+    client = webtest.TestApp(create_app(store, config))
+    with redis_server.client() as direct:
+        direct.config_resetstat()
+        client.post_json("/api/v1/growth", sample_records, status=202)
+        assert store.wait_idle(WAIT_SECONDS)
+        for path in ["/api/v1/growth/BRZ/NGDP_R/2002", "/api/v1/growth/BRZ/NGDP_R?from=2000&to=2005",
+                     "/api/v1/growth", "/api/v1/growth?year=2002", "/api/v1/growth?from=2000&to=2003&offset=2",
+                     "/api/v1/growth?country=BRZ&indicator=NGDP_R", "/api/v1/growth?indicator=NGDP_R",
+                     "/api/v1/growth/size", "/api/v1/growth/post/status", "/metrics"]:
+            client.get(path)
+        client.put_json("/api/v1/growth/A/B/1", {"value": 1}, status=201)
+        client.delete("/api/v1/growth/A/B/1", status=204)
+        used = {name.removeprefix("cmdstat_") for name in direct.info("commandstats")}
+    store.close()
+    assert {"hget", "hset", "hdel"} <= used
+    assert not used & {"keys", "scan", "hscan", "zscan", "sscan", "randomkey"}

@@ -79,7 +79,7 @@ def test_concurrent_writers_on_two_workers_see_one_exact_size_and_status(workers
 
 
 def test_racing_puts_create_once_and_racing_deletes_delete_once(workers):
-    server = workers()
+    server = workers(GROWTH_ACCESS_LOG="on")
     racers = 12
     for year in range(5):
         path = RECORD.format("RACE", year)
@@ -87,18 +87,26 @@ def test_racing_puts_create_once_and_racing_deletes_delete_once(workers):
         deletes = all_at_once(racers, lambda i: server.request("DELETE", path)[0])
         assert sorted(deletes) == [204] + [404] * (racers - 1)
     assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 0})
+    assert_answered_by_every_worker(server, "PUT")
+    assert_answered_by_every_worker(server, "DELETE")
 
 
 def test_a_killed_worker_is_replaced_and_sigterm_stops_every_worker(workers):
-    server = workers()
+    server = workers(GROWTH_ACCESS_LOG="on")
     pid = int(next(re.search(r"worker 0 started as pid (\d+)", line).group(1)
                    for line in server.lines if "worker 0 started" in line))
     assert put(server, RECORD.format("A", 1), 1) == 201
     os.kill(pid, signal.SIGKILL)
     server.wait_for_line(r"worker 0 exited with -9; starting another in", 10)
     server.wait_for_line(r'worker=0 msg="listening on', 15)
-    for _ in range(10):
+    replaced = len(server.lines)
+
+    def the_new_worker_answers():
         assert server.request_json("GET", "/api/v1/growth/A/I/1")[0] == 200
+        server.read_available_lines()
+        return any("worker=0 method=GET" in line for line in server.lines[replaced:])
+
+    wait_for(the_new_worker_answers, timeout=15)
     server.terminate()
     assert server.wait_exit(30) == 0
     assert sum("exited with 0" in line for line in server.lines) == WORKERS
