@@ -38,7 +38,8 @@ def start_fails(**env):
 
 
 class LiveServer:
-    def __init__(self, **env):
+    def __init__(self, command=(sys.executable, "-m", "growth_gevent"), **env):
+        self.command = list(command)
         self.env = {**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env}
         self.process = None
         self.port = None
@@ -47,8 +48,7 @@ class LiveServer:
 
     def launch(self):
         """Start the process without waiting for it to listen."""
-        self.process = subprocess.Popen([sys.executable, "-m", "growth_gevent"], cwd=ROOT, env=self.env,
-                                        stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read_stderr, daemon=True).start()
         return self
 

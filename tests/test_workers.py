@@ -5,12 +5,13 @@ import os
 import re
 import signal
 import socket
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import SAMPLE
+from conftest import ROOT, SAMPLE
 from live import LiveServer, start_fails, wait_for
 from redis_server import RedisServer
 
@@ -211,3 +212,26 @@ def test_a_preload_waits_for_a_redis_that_is_down_at_start_and_is_loaded_once(se
         assert (status["jobs accepted"], status["count"]) == (1, 9)  # one of the two workers loaded it
     finally:
         redis.stop()
+
+
+def procfile_web(servers, **env):
+    """The Procfile's web command, run as Heroku runs it: by bash, after the Python buildpack has set
+    WEB_CONCURRENCY by dyno size (2 on the smaller dynos) when the app has not."""
+    command = (ROOT / "Procfile").read_text().split("web:", 1)[1].strip()
+    path = f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"  # its `python` is this one
+    return servers(command=["bash", "-c", command], PATH=path, WEB_CONCURRENCY="2", **env)
+
+
+def test_on_heroku_the_memory_store_runs_one_process_whatever_the_buildpack_set(servers):
+    server = procfile_web(servers)
+    assert put(server, RECORD.format("A", 1), 1) == 201
+    server.terminate()
+    assert server.wait_exit(30) == 0
+    assert not any("worker" in line for line in server.lines)
+
+
+def test_on_heroku_redis_takes_the_buildpacks_web_concurrency(servers, redis_server):
+    redis_server.flush()
+    server = procfile_web(servers, GROWTH_STORE=redis_server.url)
+    server.wait_for_line(LISTENING, 15)  # the second worker
+    assert put(server, RECORD.format("A", 1), 1) == 201
