@@ -20,12 +20,14 @@ def free_port():
 class RedisServer:
     """``start()``/``stop()`` may be called again: the server comes back on the same port, empty."""
 
-    def __init__(self, tls=None):
-        """``tls=(certificate_file, key_file)``: serve TLS only (``rediss://``), with that certificate."""
+    def __init__(self, tls=None, settings=()):
+        """``tls=(certificate_file, key_file)``: serve TLS only (``rediss://``), with that certificate;
+        ``settings``: more redis-server arguments."""
         if shutil.which("redis-server") is None:
             raise RuntimeError("redis-server is not installed; ./scripts/test installs it (Debian redis-server)")
         self.port = free_port()
         self.tls = tls
+        self.settings = list(settings)
         self.url = f"{'rediss' if tls else 'redis'}://127.0.0.1:{self.port}/0"
         self.process = None
 
@@ -36,7 +38,7 @@ class RedisServer:
             listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", certificate,
                       "--tls-key-file", key, "--tls-ca-cert-file", certificate, "--tls-auth-clients", "no"]
         self.process = subprocess.Popen(
-            ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *self.settings],
             stdout=subprocess.DEVNULL)
         client = self.client()
         deadline = time.monotonic() + START_SECONDS

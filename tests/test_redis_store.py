@@ -303,3 +303,16 @@ def test_no_request_walks_the_keyspace(redis_server, config, sample_records):
     store.close()
     assert {"hget", "hset", "hdel"} <= used
     assert not used & {"keys", "scan", "hscan", "zscan", "sscan", "randomkey"}
+
+
+def test_a_redis_at_its_client_limit_is_unavailable_not_an_error():
+    server = RedisServer(settings=["--maxclients", "1"]).start()
+    store = open_store(server)
+    try:
+        with server.client() as only_client:
+            only_client.ping()
+            assert "max number of clients" in str(unavailable(store.size))
+        assert store.size() == 0  # the slot is free again
+    finally:
+        store.close()
+        server.stop()
