@@ -37,18 +37,10 @@ def main(argv=(), environ=os.environ):
     started = time.perf_counter()
     try:
         store = _open_store(config)
-        initial = _read_initial_data(config)
+        deferred = _load_initial_data(store, config, started)
     except (SnapshotError, InvalidRecord, OSError, ValueError) as error:
         log.error("cannot start: %s", error)
         return 2
-    deferred = None
-    if initial is not None:
-        try:
-            _load(store, *initial, started)
-        except StoreUnavailable as error:
-            log.warning("%s not loaded yet: the store is unreachable (%s); it will be when the store is "
-                        "back, if the store is empty then", initial[0], error)
-            deferred = initial
     try:
         listener = listen(config)
     except OSError as error:
@@ -89,6 +81,29 @@ def _serve(listener, store, config, stop=None, deferred=None):
     return serve(make_server(create_app(store, config), config, listener), store, config, snapshotter, stop)
 
 
+def _load_initial_data(store, config, started):
+    """Load the initial data into an empty store before serving. Returns ``(source, records)`` when
+    the store could not be reached, to be loaded once it is back; else None, so that the records
+    are not kept once loaded."""
+    try:
+        held = store.size()
+    except StoreUnavailable:
+        held = 0  # not known yet: read the file, to load it when the store is back
+    if held:
+        log.info("GROWTH_PRELOAD %s not read: the store already holds %d records", config.preload_path, held)
+        return None
+    initial = _read_initial_data(config)
+    if initial is None:
+        return None
+    try:
+        _load(store, *initial, started)
+    except StoreUnavailable as error:
+        log.warning("%s not loaded yet: the store is unreachable (%s); it will be when the store is back, "
+                    "if it is empty then", initial[0], error)
+        return initial
+    return None
+
+
 def _read_initial_data(config):
     """``(source, records)``: the snapshot if there is one, else the preload file; or None."""
     if config.snapshot_path:
@@ -104,20 +119,29 @@ def _read_initial_data(config):
 
 
 def _load(store, source, records, started):
-    """Load ``records`` if the store is empty (another process may have been first) and wait for them."""
-    if store.submit_bulk(records, only_if_empty=True) is None:
-        log.info("%s not loaded: the store already holds %d records", source, store.size())
-        return
-    store.wait_idle()
-    log.info("loaded %d records from %s in %.0f ms", len(records), source, (time.perf_counter() - started) * 1000)
+    """Queue ``records`` as initial data (the store decides whether it takes them) and wait for them."""
+    if store.submit_bulk(records, initial=True) is None:
+        log.info("%s not loaded: the store holds records, or a load is queued, or initial data was "
+                 "loaded before", source)
+    elif store.wait_idle():
+        log.info("loaded %d records from %s in %.0f ms", len(records), source, (time.perf_counter() - started) * 1000)
+    else:
+        log.warning("%s queued (%d records); the store went away, so they will be applied when it is back",
+                    source, len(records))
 
 
 def _load_when_reachable(store, source, records):
+    """Retry ``_load`` every DEFERRED_LOAD_RETRY_SECONDS; the store is asked its size first, so that
+    nothing is encoded in vain while it is down."""
     while True:
         try:
+            store.size()
             return _load(store, source, records, time.perf_counter())
         except StoreUnavailable:
             gevent.sleep(DEFERRED_LOAD_RETRY_SECONDS)
+        except Exception:  # a bug: say so in our log rather than only in gevent's
+            log.exception("%s not loaded", source)
+            return
 
 
 def _read_preload(path):

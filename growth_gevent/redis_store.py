@@ -78,10 +78,13 @@ end
 return 1
 """
 
-# KEYS: bulk, jobs, size; ARGV: prefix, only if empty (1 or 0), record count, chunk...
+# KEYS: bulk, jobs, size; ARGV: prefix, initial data (1 or 0), record count, chunk...
 _ENQUEUE = """
-if ARGV[2] == '1' and (tonumber(redis.call('GET', KEYS[3]) or 0) > 0 or redis.call('LLEN', KEYS[2]) > 0) then
-  return 0
+if ARGV[2] == '1' then
+  if tonumber(redis.call('GET', KEYS[3]) or 0) > 0 or redis.call('LLEN', KEYS[2]) > 0
+      or redis.call('HSETNX', KEYS[1], 'initial', 1) == 0 then
+    return 0
+  end
 end
 local id = redis.call('HINCRBY', KEYS[1], 'accepted', 1)
 local job = ARGV[1] .. 'job:' .. id
@@ -107,13 +110,11 @@ if chunk then
     local country, indicator, fields = r[k], r[k + 1], r[k + 2]
     local series = p .. 's:' .. country .. '/' .. indicator
     local new = redis.call('HSET', series, unpack(fields))
-    if new > 0 then
-      redis.call('INCRBY', KEYS[3], new)
-      if redis.call('HLEN', series) == new then
-        redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
-        redis.call('ZADD', KEYS[4], 0, country)
-      end
-    end
+    if new > 0 then redis.call('INCRBY', KEYS[3], new) end
+    -- Indexed every time, not only when the series is new: a chunk applied again after a failure
+    -- finds its records there already, and must still index them.
+    redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
+    redis.call('ZADD', KEYS[4], 0, country)
     count = count + #fields / 2
   end
   redis.call('LPOP', job)
@@ -300,13 +301,13 @@ class RedisStore(Store):
         return total, page
 
     @_available
-    def submit_bulk(self, records, only_if_empty=False):
+    def submit_bulk(self, records, initial=False):
         chunks = []
         size = self._chunk_size
         for start in range(0, len(records), size):
             chunks.append(_encode_chunk(records[start:start + size]))
             gevent.sleep(0)  # encoding 42,450 records takes tens of milliseconds
-        job = self._enqueue([BULK, JOBS, SIZE], [PREFIX, int(only_if_empty), len(records), *chunks])
+        job = self._enqueue([BULK, JOBS, SIZE], [PREFIX, int(initial), len(records), *chunks])
         if not job:
             return None
         self._wake.set()
@@ -354,7 +355,9 @@ class RedisStore(Store):
                     log.warning("bulk loading paused, will resume when the store is back: %s", error)
                 down = True
             except Exception:  # a bug; the greenlet must live on to apply later jobs once it is fixed
-                log.exception("bulk loading failed; retrying in %ss", QUEUE_POLL_SECONDS)
+                if not down:
+                    log.exception("bulk loading failed; retrying every %ss", QUEUE_POLL_SECONDS)
+                down = True
             else:
                 down = False
 

@@ -49,11 +49,12 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
-    def submit_bulk(self, records, only_if_empty=False):
+    def submit_bulk(self, records, initial=False):
         """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number.
 
-        With ``only_if_empty``, queue nothing and return None unless the store holds no records and no
-        job is pending, decided in one step (so that of processes starting together one loads).
+        ``initial``: the records are initial data (a snapshot, GROWTH_PRELOAD), queued only into a
+        store that holds no records, has no job pending and was never given initial data, decided in
+        one step, so that of processes starting together one loads them, once; else None.
         """
 
     @abc.abstractmethod
@@ -83,6 +84,7 @@ class MemoryStore(Store):
         self._size = 0
         self._lock = RLock()
         self._bulk = BulkLoader(self._apply_chunk, chunk_size)
+        self._initial_loaded = False
         self.changes = 0
 
     def get(self, key):
@@ -152,9 +154,11 @@ class MemoryStore(Store):
             return {country: {indicator: dict(series) for indicator, series in indicators.items()}
                     for country, indicators in self._countries.items()}
 
-    def submit_bulk(self, records, only_if_empty=False):
-        if only_if_empty and (self._size or not self._bulk.is_idle()):
-            return None
+    def submit_bulk(self, records, initial=False):
+        if initial:
+            if self._size or not self._bulk.is_idle() or self._initial_loaded:
+                return None
+            self._initial_loaded = True
         return self._bulk.submit(records)
 
     def bulk_status(self):

@@ -43,15 +43,21 @@ def run_workers(count, serve_worker, listener, shutdown_timeout):
     def start(index):
         # A signal between the fork and the worker's own handlers would kill the worker: hold it back.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        pid = fork_and_watch(lambda watcher: events.put(("exit", watcher.pid, watcher.rstatus)), ref=True)
-        if pid == 0:
-            for handler in handlers:
-                handler.cancel()
-            stop = stop_on_signals()
+        try:
+            pid = fork_and_watch(lambda watcher: events.put(("exit", watcher.pid, watcher.rstatus)), ref=True)
+        except OSError as error:  # out of processes or memory, for now
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-            gevent.spawn(_stop_when_orphaned, supervisor, stop)
+            log.error("cannot start worker %d: %s; trying again in %ss", index, error, RESTART_DELAY_SECONDS)
+            restart_later(index)
+            return
+        if pid == 0:
             code = 1
             try:
+                for handler in handlers:
+                    handler.cancel()
+                stop = stop_on_signals()
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+                gevent.spawn(_stop_when_orphaned, supervisor, stop)
                 code = serve_worker(index, stop)
             except BaseException:
                 log.exception("worker %d failed", index)
@@ -61,6 +67,10 @@ def run_workers(count, serve_worker, listener, shutdown_timeout):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         workers[pid] = index
         log.info("worker %d started as pid %d", index, pid)
+
+    def restart_later(index):
+        restarting.add(index)
+        gevent.spawn_later(RESTART_DELAY_SECONDS, events.put, ("restart", index, None))
 
     for index in range(count):
         start(index)
@@ -87,8 +97,7 @@ def run_workers(count, serve_worker, listener, shutdown_timeout):
                 log.info("worker %d exited with %d", index, code)
             else:
                 log.warning("worker %d exited with %d; starting another in %ss", index, code, RESTART_DELAY_SECONDS)
-                restarting.add(index)
-                gevent.spawn_later(RESTART_DELAY_SECONDS, events.put, ("restart", index, None))
+                restart_later(index)
     log.info("stopped")
     return 0 if clean else 1
 

@@ -108,11 +108,14 @@ def test_copy_is_a_consistent_independent_copy():
     assert copy["B"]["X"][1] == 1 and copy["A"] == {"Y": {2: 2}}
 
 
-def test_only_if_empty_queues_nothing_when_there_are_records_or_pending_jobs(store):
-    assert store.submit_bulk([(KEY, 1)], only_if_empty=True) == 1
-    assert store.submit_bulk([(KEY, 2)], only_if_empty=True) is None  # job 1 is pending
+def test_initial_data_goes_only_into_a_store_that_is_empty_idle_and_never_had_any(store):
+    store.submit_bulk([(KEY, 1)])
+    assert store.submit_bulk([(KEY, 2)], initial=True) is None  # a job is pending
     assert store.wait_idle(WAIT_SECONDS)
-    assert store.submit_bulk([(KEY, 3)], only_if_empty=True) is None  # a record is stored
-    assert (store.get(KEY), store.bulk_status().jobs_accepted) == (1, 1)
+    assert store.submit_bulk([(KEY, 3)], initial=True) is None  # a record is stored
     store.delete(KEY)
-    assert store.submit_bulk([], only_if_empty=True) == 2
+    assert store.submit_bulk([(KEY, 4)], initial=True) == 2  # empty and idle: taken
+    assert store.wait_idle(WAIT_SECONDS)
+    store.delete(KEY)
+    assert store.submit_bulk([(KEY, 5)], initial=True) is None  # initial data was given before
+    assert (store.get(KEY), store.bulk_status().jobs_accepted) == (None, 2)

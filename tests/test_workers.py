@@ -144,7 +144,7 @@ def test_preload_fills_an_empty_redis_once(workers):
     first.terminate()
     assert first.wait_exit(30) == 0
     second = workers(GROWTH_PRELOAD=str(SAMPLE))
-    assert any("not loaded: the store already holds 9 records" in line for line in second.lines)
+    assert any("not read: the store already holds 9 records" in line for line in second.lines)
     assert second.request_json("GET", "/api/v1/growth/BRZ/NGDP_R/2002")[1]["Value"] == 1.5
 
 
@@ -210,6 +210,14 @@ def test_a_preload_waits_for_a_redis_that_is_down_at_start_and_is_loaded_once(se
         wait_for(lambda: server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 9}))
         status = server.wait_until_complete()
         assert (status["jobs accepted"], status["count"]) == (1, 9)  # one of the two workers loaded it
+        # Emptied by clients, then a worker restarts: initial data is not loaded a second time.
+        for record in json.loads(SAMPLE.read_text()):
+            path = f"/api/v1/growth/{record['Country']}/{record['Indicator']}/{record['Year']}"
+            assert server.request("DELETE", path)[0] == 204
+        pid = int(re.search(r"worker 0 started as pid (\d+)", "".join(server.lines)).group(1))
+        os.kill(pid, signal.SIGKILL)
+        server.wait_for_line(r"worker=0 .*not loaded: .*initial data was loaded before", 15)
+        assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 0})
     finally:
         redis.stop()
 
@@ -222,8 +230,9 @@ def procfile_web(servers, **env):
     return servers(command=["bash", "-c", command], PATH=path, WEB_CONCURRENCY="2", **env)
 
 
-def test_on_heroku_the_memory_store_runs_one_process_whatever_the_buildpack_set(servers):
-    server = procfile_web(servers)
+@pytest.mark.parametrize("store", [None, "", " Memory "])
+def test_on_heroku_the_memory_store_runs_one_process_whatever_the_buildpack_set(servers, store):
+    server = procfile_web(servers, **({} if store is None else {"GROWTH_STORE": store}))
     assert put(server, RECORD.format("A", 1), 1) == 201
     server.terminate()
     assert server.wait_exit(30) == 0
