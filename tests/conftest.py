@@ -73,6 +73,11 @@ def deployment(request):
     store and on two workers over Redis."""
     if request.param == "memory":
         return {}
+    return two_workers_on_redis(request)
+
+
+def two_workers_on_redis(request):
+    """The environment of a live server of two workers on the session's Redis, flushed."""
     redis_server = request.getfixturevalue("redis_server")
     redis_server.flush()
     return {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}

@@ -13,21 +13,10 @@ import threading
 import time
 
 from conftest import ROOT
+from polling import wait_for  # noqa: F401 (tests import it from here)
 
 START_SECONDS = 15
 LISTENING = re.compile(r"listening on http://([\d.]+):(\d+)")
-
-
-def wait_for(predicate, timeout=10.0, interval=0.01):
-    """Poll ``predicate`` until it returns a true value, or fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s: {predicate}")
-        time.sleep(interval)  # between polls of a deadline-bounded wait
 
 
 def start_fails(**env):

@@ -4,9 +4,10 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 
 import redis
+
+from polling import wait_for
 
 START_SECONDS = 10
 
@@ -41,15 +42,16 @@ class RedisServer:
             ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *self.settings],
             stdout=subprocess.DEVNULL)
         client = self.client()
-        deadline = time.monotonic() + START_SECONDS
-        while True:
+
+        def answers():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited at start on port {self.port}")
             try:
-                client.ping()
-                break
+                return client.ping()
             except redis.ConnectionError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise RuntimeError(f"redis-server did not start on port {self.port}") from None
-                time.sleep(0.01)  # between polls of a deadline-bounded wait
+                return False
+
+        wait_for(answers, START_SECONDS)
         client.close()
         return self
 

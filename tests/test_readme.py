@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, two_workers_on_redis
 from live import LiveServer
 
 README = (ROOT / "README.md").read_text()
@@ -23,11 +23,7 @@ def walkthrough_steps():
 @pytest.fixture(scope="module", params=["memory", "redis, 2 workers"])
 def server(request):
     """The walkthrough holds on the default server, and on two workers sharing one Redis."""
-    env = {}
-    if request.param != "memory":
-        redis_server = request.getfixturevalue("redis_server")
-        redis_server.flush()
-        env = {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}
+    env = {} if request.param == "memory" else two_workers_on_redis(request)
     live = LiveServer(**env).start()
     yield live
     live.stop()

@@ -34,6 +34,12 @@ def workers(servers, redis_server):
     return start
 
 
+def worker_pids(server, index=r"\d"):
+    """The pids the supervisor logged for worker ``index`` (any worker by default), oldest first."""
+    return [int(match.group(1)) for match in map(re.compile(rf"worker {index} started as pid (\d+)").search, server.lines)
+            if match]
+
+
 def put(server, path, value):
     return server.request("PUT", path, json.dumps({"value": value}).encode(), {"Content-Type": "application/json"})[0]
 
@@ -94,8 +100,7 @@ def test_racing_puts_create_once_and_racing_deletes_delete_once(workers):
 
 def test_a_killed_worker_is_replaced_and_sigterm_stops_every_worker(workers):
     server = workers(GROWTH_ACCESS_LOG="on")
-    pid = int(next(re.search(r"worker 0 started as pid (\d+)", line).group(1)
-                   for line in server.lines if "worker 0 started" in line))
+    pid = worker_pids(server, 0)[0]
     assert put(server, RECORD.format("A", 1), 1) == 201
     os.kill(pid, signal.SIGKILL)
     server.wait_for_line(r"worker 0 exited with -9; starting another in", 10)
@@ -165,7 +170,7 @@ def running(pid):
 
 def test_workers_stop_by_themselves_when_the_supervisor_is_killed(workers):
     server = workers()
-    pids = [int(re.search(r"started as pid (\d+)", line).group(1)) for line in server.lines if "started as pid" in line]
+    pids = worker_pids(server)
     assert len(pids) == WORKERS and all(map(running, pids))
     server.process.kill()
     server.process.wait()
@@ -189,8 +194,7 @@ def test_sigterm_while_workers_are_still_starting_stops_them_gracefully():
 
 def test_sigterm_while_a_dead_worker_awaits_its_restart_starts_no_new_one(workers):
     server = workers()
-    pid = int(next(re.search(r"worker 0 started as pid (\d+)", line).group(1)
-                   for line in server.lines if "worker 0 started" in line))
+    pid = worker_pids(server, 0)[0]
     os.kill(pid, signal.SIGKILL)
     server.wait_for_line(r"worker 0 exited with -9; starting another in", 10)
     server.terminate()
@@ -214,7 +218,7 @@ def test_a_preload_waits_for_a_redis_that_is_down_at_start_and_is_loaded_once(se
         for record in json.loads(SAMPLE.read_text()):
             path = f"/api/v1/growth/{record['Country']}/{record['Indicator']}/{record['Year']}"
             assert server.request("DELETE", path)[0] == 204
-        pid = int(re.search(r"worker 0 started as pid (\d+)", "".join(server.lines)).group(1))
+        pid = worker_pids(server, 0)[0]
         os.kill(pid, signal.SIGKILL)
         server.wait_for_line(r"worker=0 .*not loaded: .*initial data was loaded before", 15)
         assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 0})
