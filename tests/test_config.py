@@ -5,19 +5,30 @@ from growth_gevent.config import (DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_MAX_BODY_B
 
 
 def test_defaults_when_the_environment_is_empty():
-    assert Config.from_env({}) == Config(host="0.0.0.0", port=8080, max_body_bytes=16 * 1024 * 1024,
-                                         access_log=False, shutdown_timeout=20.0,
-                                         bulk_chunk_records=DEFAULT_BULK_CHUNK_RECORDS,
-                                         snapshot_path=None, snapshot_interval=60.0, preload_path=None)
-    assert DEFAULT_MAX_BODY_BYTES == 16 * 1024 * 1024
+    config = Config.from_env({})
+    assert config == Config()
+    assert (config.host, config.port, config.max_body_bytes, config.access_log, config.shutdown_timeout,
+            config.bulk_chunk_records, config.snapshot_path, config.snapshot_interval, config.preload_path) == (
+        "0.0.0.0", 8080, 8 * 1024 * 1024, False, 20.0, DEFAULT_BULK_CHUNK_RECORDS, None, 60.0, None)
+    assert DEFAULT_MAX_BODY_BYTES == 8 * 1024 * 1024
 
 
 def test_every_variable_is_read():
     config = Config.from_env({"HOST": "127.0.0.1", "PORT": "5000", "GROWTH_MAX_BODY_BYTES": "100",
                               "GROWTH_ACCESS_LOG": "on", "GROWTH_SHUTDOWN_TIMEOUT": "2.5",
                               "GROWTH_BULK_CHUNK_RECORDS": "10", "GROWTH_SNAPSHOT": "/d/s",
-                              "GROWTH_SNAPSHOT_INTERVAL": "0.5", "GROWTH_PRELOAD": "/d/p.json"})
-    assert config == Config("127.0.0.1", 5000, 100, True, 2.5, 10, "/d/s", 0.5, "/d/p.json")
+                              "GROWTH_SNAPSHOT_INTERVAL": "1.5", "GROWTH_PRELOAD": "/d/p.json",
+                              "GROWTH_HEADER_TIMEOUT": "3", "GROWTH_BODY_TIMEOUT": "4",
+                              "GROWTH_KEEPALIVE_TIMEOUT": "0.5", "GROWTH_MAX_CONNECTIONS": "50",
+                              "GROWTH_MAX_HEADER_BYTES": "2048", "GROWTH_BODY_BUFFER_BYTES": "1000",
+                              "GROWTH_BULK_MAX_RECORDS": "7", "GROWTH_BULK_QUEUE_RECORDS": "8",
+                              "GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR": "off", "GROWTH_METRICS": "off"})
+    assert config == Config(host="127.0.0.1", port=5000, max_body_bytes=100, access_log=True,
+                            shutdown_timeout=2.5, bulk_chunk_records=10, snapshot_path="/d/s",
+                            snapshot_interval=1.5, preload_path="/d/p.json", header_timeout=3.0,
+                            body_timeout=4.0, keepalive_timeout=0.5, max_connections=50, max_header_bytes=2048,
+                            body_buffer_bytes=1000, bulk_max_records=7, bulk_queue_records=8,
+                            stop_writes_on_snapshot_error=False, metrics=False)
 
 
 @pytest.mark.parametrize("raw, expected", [("off", False), ("0", False), ("No", False),
@@ -34,6 +45,10 @@ def test_access_log_switch_words(raw, expected):
     ("GROWTH_SHUTDOWN_TIMEOUT", "inf"), ("GROWTH_SHUTDOWN_TIMEOUT", "nan"),
     ("GROWTH_BULK_CHUNK_RECORDS", "0"),
     ("GROWTH_SNAPSHOT_INTERVAL", "0"), ("GROWTH_SNAPSHOT_INTERVAL", "-1"), ("GROWTH_SNAPSHOT_INTERVAL", "often"),
+    ("GROWTH_SNAPSHOT_INTERVAL", "0.000001"), ("GROWTH_HEADER_TIMEOUT", "0"), ("GROWTH_BODY_TIMEOUT", "-1"),
+    ("GROWTH_KEEPALIVE_TIMEOUT", "never"), ("GROWTH_MAX_CONNECTIONS", "0"), ("GROWTH_MAX_HEADER_BYTES", "100"),
+    ("GROWTH_BODY_BUFFER_BYTES", "0"), ("GROWTH_BULK_MAX_RECORDS", "0"), ("GROWTH_BULK_QUEUE_RECORDS", "-5"),
+    ("GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", "perhaps"),
 ])
 def test_a_bad_value_names_the_variable(name, raw):
     with pytest.raises(ConfigError, match=name):
