@@ -22,7 +22,7 @@ DEFAULT_BODY_TIMEOUT = 60.0
 DEFAULT_KEEPALIVE_TIMEOUT = 5.0
 DEFAULT_MAX_CONNECTIONS = 10000
 DEFAULT_ACCESS_LOG = False
-DEFAULT_SHUTDOWN_TIMEOUT = 20.0
+DEFAULT_SHUTDOWN_TIMEOUT = 8.0
 DEFAULT_BULK_CHUNK_RECORDS = 2000
 DEFAULT_BULK_MAX_RECORDS = 100_000
 DEFAULT_BULK_QUEUE_RECORDS = 500_000
@@ -74,8 +74,8 @@ def seconds(lowest=0.0, positive=False):
         except ValueError:
             raise ValueError(f"must be a number of seconds, got {raw!r}") from None
         if not lowest <= value < float("inf") or (positive and value == 0):
-            kind = f"at least {lowest:g}" if lowest else "positive" if positive else "non-negative"
-            raise ValueError(f"must be {kind} seconds, got {raw!r}")
+            kind = f"at least {lowest:g}" if lowest else "above 0" if positive else "0 or more"
+            raise ValueError(f"must be a number of seconds {kind}, got {raw!r}")
         return value
     return parse
 

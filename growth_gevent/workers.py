@@ -1,7 +1,7 @@
 """Several worker processes on one port: a small pre-fork supervisor.
 
 The listening socket is bound before the fork, so every worker accepts on it and the kernel hands
-each connection to one of them. The supervisor only forwards SIGTERM/SIGINT, restarts a worker that
+each connection to one of them. The supervisor only forwards SIGTERM/SIGINT/SIGHUP (as SIGTERM), restarts a worker that
 died, and waits for all of them to finish their graceful shutdown.
 """
 
@@ -13,13 +13,12 @@ import gevent
 from gevent.os import fork_and_watch
 from gevent.queue import Queue
 
-from .server import stop_on_signals
+from .server import STOP_SIGNALS, ignore_signals, stop_on_signals
 
 # A worker that dies at once must not be restarted in a tight loop.
 RESTART_DELAY_SECONDS = 1.0
 # Past the workers' own shutdown timeout, how long to wait before killing them.
 KILL_GRACE_SECONDS = 5.0
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # How often a worker checks that its supervisor is alive.
 SUPERVISOR_CHECK_SECONDS = 1.0
 
@@ -28,7 +27,7 @@ log = logging.getLogger("growth_gevent")
 
 def run_workers(count, serve_worker, listener, shutdown_timeout):
     """Fork ``count`` processes running ``serve_worker(index, stop)`` until a signal; ``stop`` is the
-    worker's Event set by SIGTERM/SIGINT, and serve_worker returns the worker's exit code.
+    worker's Event set by SIGTERM/SIGINT/SIGHUP, and serve_worker returns the worker's exit code.
 
     ``listener`` is the socket the workers accept on; the supervisor keeps it open to start new workers
     and closes it when stopping, so that the port refuses connections once every worker has closed it.
@@ -36,6 +35,7 @@ def run_workers(count, serve_worker, listener, shutdown_timeout):
     """
     events = Queue()
     handlers = [gevent.signal_handler(signum, events.put, ("stop", signum, None)) for signum in STOP_SIGNALS]
+    handlers += ignore_signals()
     workers = {}  # pid -> index
     restarting = set()  # indexes of workers that died, to be started again after RESTART_DELAY_SECONDS
     supervisor = os.getpid()

@@ -34,10 +34,12 @@ class LiveServer:
         self.port = None
         self.lines = []
         self._lines = queue.Queue()
+        self.process_options = {}  # more keyword arguments of Popen
 
     def launch(self):
         """Start the process without waiting for it to listen."""
-        self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stderr=subprocess.PIPE, text=True,
+                                        **self.process_options)
         threading.Thread(target=self._read_stderr, daemon=True).start()
         return self
 

@@ -1,0 +1,273 @@
+"""Hostile and careless clients against a real server process: framing, deadlines, limits, signals."""
+
+import http.client
+import json
+import resource
+import signal
+import socket
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from live import LiveServer, closed_by_peer, read_response, wait_for
+
+RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"
+SMUGGLED = b"DELETE " + RECORD.encode() + b" HTTP/1.1\r\nHost: t\r\n\r\n"
+
+
+@pytest.fixture
+def server(request):
+    live = LiveServer(**getattr(request, "param", {})).start()
+    yield live
+    live.stop()
+
+
+def put_record(server):
+    status, _ = server.request("PUT", RECORD, b'{"value": 1.5}', {"Content-Type": "application/json"})
+    assert status in (200, 201)
+
+
+def post_head(*lines, version=b"HTTP/1.1"):
+    return b"POST /api/v1/growth " + version + b"\r\n" + b"".join(line + b"\r\n" for line in lines) + b"\r\n"
+
+
+JSON = b"Content-Type: application/json"
+HOST = b"Host: t"
+# Each is a request whose end could be read two ways; the smuggled DELETE after it must never run.
+AMBIGUOUS = {
+    "line-without-colon": post_head(HOST, JSON, b"Content-Length 5", b"Content-Length: 2") + b"[]" + SMUGGLED,
+    "space-in-name": post_head(HOST, JSON, b"Content Length: 2") + b"[]" + SMUGGLED,
+    "space-before-colon": post_head(HOST, JSON, b"Content-Length : 2") + b"[]" + SMUGGLED,
+    "duplicate-length": post_head(HOST, JSON, b"Content-Length: 2", b"Content-Length: 2") + b"[]" + SMUGGLED,
+    "differing-lengths": post_head(HOST, JSON, b"Content-Length: 2", b"Content-Length: 40") + b"[]" + SMUGGLED,
+    "length-list": post_head(HOST, JSON, b"Content-Length: 2, 2") + b"[]" + SMUGGLED,
+    "plus-length": post_head(HOST, JSON, b"Content-Length: +2") + b"[]" + SMUGGLED,
+    "underscore-length": post_head(HOST, JSON, b"Content-Length: 0_2") + b"[]" + SMUGGLED,
+    "hex-length": post_head(HOST, JSON, b"Content-Length: 0x2") + b"[]" + SMUGGLED,
+    "te-and-length": post_head(HOST, JSON, b"Transfer-Encoding: chunked", b"Content-Length: 2")
+    + b"0\r\n\r\n" + SMUGGLED,
+    "te-not-chunked": post_head(HOST, JSON, b"Transfer-Encoding: gzip, chunked") + b"2\r\n[]\r\n0\r\n\r\n" + SMUGGLED,
+    "te-identity": post_head(HOST, JSON, b"Transfer-Encoding: identity", b"Content-Length: 2") + b"[]" + SMUGGLED,
+    "te-twice": post_head(HOST, JSON, b"Transfer-Encoding: chunked", b"Transfer-Encoding: chunked")
+    + b"2\r\n[]\r\n0\r\n\r\n" + SMUGGLED,
+    "te-on-http-1.0": post_head(HOST, JSON, b"Transfer-Encoding: chunked", version=b"HTTP/1.0")
+    + b"2\r\n[]\r\n0\r\n\r\n" + SMUGGLED,
+    "te-obs-fold": post_head(HOST, JSON, b"Transfer-Encoding:", b" chunked", b"Content-Length: 2") + b"[]" + SMUGGLED,
+    "no-host": post_head(JSON, b"Content-Length: 2") + b"[]" + SMUGGLED,
+    "two-hosts": post_head(HOST, b"Host: u", JSON, b"Content-Length: 2") + b"[]" + SMUGGLED,
+    "nul-in-value": post_head(HOST, JSON, b"Content-Length: 2", b"X-A: a\x00b") + b"[]" + SMUGGLED,
+    "cr-in-value": post_head(HOST, JSON, b"X-A: a\rContent-Length: 2") + b"[]" + SMUGGLED,
+    "double-space-request-line": b"POST  /api/v1/growth HTTP/1.1\r\nHost: t\r\n\r\n" + SMUGGLED,
+    "http-0.9": b"GET /ping\r\n\r\n" + SMUGGLED,
+}
+
+
+@pytest.mark.parametrize("raw", AMBIGUOUS.values(), ids=AMBIGUOUS.keys())
+def test_ambiguous_framing_is_a_400_and_a_closed_connection(server, raw):
+    put_record(server)
+    sock = server.socket()
+    sock.sendall(raw)
+    status, headers, body = read_response(sock)
+    assert (status, headers["content-type"], headers["connection"]) == (400, "application/json", "close")
+    assert set(json.loads(body)) == {"msg"}
+    assert wait_for(lambda: closed_by_peer(sock))
+    assert server.request("GET", RECORD)[0] == 200  # the smuggled DELETE never ran
+    server.read_available_lines()
+    assert not [line for line in server.lines if "Traceback" in line]
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_HEADER_BYTES": "2048"}], indirect=True)
+@pytest.mark.parametrize("headers", [[b"X-Big: " + b"a" * 3000], [b"X-%d: a" % n for n in range(101)]],
+                         ids=["over-the-byte-limit", "over-100-fields"])
+def test_a_header_block_over_the_limit_is_a_431(server, headers):
+    sock = server.socket()
+    sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n" + b"".join(h + b"\r\n" for h in headers) + b"\r\n")
+    status, response_headers, body = read_response(sock)
+    assert (status, response_headers["connection"]) == (431, "close")
+    assert json.loads(body) == {"msg": "request header block is too large" if len(headers) == 1
+                                else "more than 100 header fields"}
+    assert wait_for(lambda: closed_by_peer(sock))
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_HEADER_TIMEOUT": "1"}], indirect=True)
+def test_slowloris_connections_are_cut_at_the_header_deadline_and_others_are_served(server):
+    slow = [server.socket() for _ in range(300)]
+    for sock in slow:
+        sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n")
+    started = time.monotonic()
+    worst = 0.0
+    cut = set()
+    while len(cut) < len(slow):
+        assert time.monotonic() - started < 10, f"{len(cut)} of {len(slow)} cut after 10 s"
+        before = time.monotonic()
+        assert server.request("GET", "/ping") == (200, b"pong")
+        worst = max(worst, time.monotonic() - before)
+        for index, sock in enumerate(slow):  # one more header byte each, as slowloris does
+            if index not in cut:
+                try:
+                    sock.sendall(b"X")
+                except OSError:
+                    cut.add(index)
+                    continue
+                sock.setblocking(False)
+                try:
+                    if sock.recv(4096, socket.MSG_PEEK):
+                        cut.add(index)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    cut.add(index)
+                sock.setblocking(True)
+    assert worst < 0.5
+    assert time.monotonic() - started < 5
+    sock = slow[0]
+    sock.settimeout(5)
+    status, _, body = read_response(sock)
+    assert (status, json.loads(body)) == (408, {"msg": "request headers not received in time"})
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_KEEPALIVE_TIMEOUT": "0.5", "GROWTH_HEADER_TIMEOUT": "1"}], indirect=True)
+def test_idle_connections_are_closed_after_their_timeout(server):
+    kept = server.connection()
+    kept.request("GET", "/ping")
+    kept.getresponse().read()
+    silent = server.socket()
+    started = time.monotonic()
+    assert wait_for(lambda: closed_by_peer(kept.sock), timeout=5)
+    assert 0.5 <= time.monotonic() - started < 2
+    assert wait_for(lambda: closed_by_peer(silent), timeout=5)
+    assert 1 <= time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_CONNECTIONS": "20"}], indirect=True)
+def test_connections_past_the_cap_get_a_503_and_the_cap_frees_up(server):
+    held = [server.connection() for _ in range(20)]
+    for connection in held:
+        connection.request("GET", "/ping")
+        connection.getresponse().read()
+    refused = server.socket()
+    refused.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+    status, headers, body = read_response(refused)
+    assert (status, headers["retry-after"], json.loads(body)) == (503, "1", {"msg": "too many connections; retry later"})
+    assert wait_for(lambda: closed_by_peer(refused))
+    for connection in held:
+        connection.close()
+    assert wait_for(lambda: server.request("GET", "/ping") == (200, b"pong"))
+    assert server.wait_for_line("connection limit reached \\(20\\)", 5)
+
+
+def test_the_connection_cap_fits_the_descriptor_limit():
+    def low_descriptor_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400))
+
+    live = LiveServer(GROWTH_MAX_CONNECTIONS="10000")
+    live.process_options = {"preexec_fn": low_descriptor_limit}
+    live.start()
+    try:
+        assert any("GROWTH_MAX_CONNECTIONS=10000 lowered to 236 to fit the open file limit of 400" in line
+                   for line in live.lines)
+        clients = [live.socket() for _ in range(320)]
+        for sock in clients:
+            sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+        statuses = [read_response(sock)[0] for sock in clients[:300]]
+        assert statuses.count(200) == 236 and statuses.count(503) == 64
+        live.read_available_lines()
+        assert not [line for line in live.lines if "Traceback" in line or "Too many open files" in line]
+        for sock in clients:
+            sock.close()
+        assert wait_for(lambda: live.request("GET", "/ping") == (200, b"pong"))
+    finally:
+        live.stop()
+
+
+TOO_LARGE = {"GROWTH_MAX_BODY_BYTES": str(1024 * 1024)}
+BIG_BODY = b"[" + b" " * (4 * 1024 * 1024) + b"]"
+
+
+@pytest.mark.parametrize("server", [TOO_LARGE], indirect=True)
+def test_urllib_reads_the_413_of_a_body_refused_before_it_is_read(server):
+    for _ in range(5):
+        request = urllib.request.Request(f"http://127.0.0.1:{server.port}/api/v1/growth", data=BIG_BODY,
+                                         headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 413
+        assert json.loads(refused.value.read()) == {"msg": "request body is larger than 1048576 bytes"}
+
+
+@pytest.mark.parametrize("server", [TOO_LARGE], indirect=True)
+@pytest.mark.parametrize("content_type", ["application/json", "text/plain"])
+def test_http_client_reads_an_early_answer_after_sending_its_whole_body(server, content_type):
+    for _ in range(5):
+        connection = server.connection()
+        connection.request("POST", "/api/v1/growth", body=BIG_BODY, headers={"Content-Type": content_type})
+        response = connection.getresponse()
+        assert response.status == (413 if content_type == "application/json" else 415)
+        assert response.getheader("Connection") == "close"
+        assert set(json.loads(response.read())) == {"msg"}
+        connection.close()
+
+
+@pytest.mark.parametrize("server", [TOO_LARGE], indirect=True)
+def test_an_early_answer_to_expect_100_continue_closes_so_the_next_request_is_not_eaten(server):
+    sock = server.socket()
+    sock.sendall(post_head(HOST, JSON, b"Expect: 100-continue", b"Content-Length: 2000000"))
+    status, headers, _ = read_response(sock)
+    assert (status, headers["connection"]) == (413, "close")
+    sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert wait_for(lambda: closed_by_peer(sock))
+
+
+def test_sighup_is_a_graceful_stop_and_usr1_usr2_are_ignored(tmp_path):
+    snapshot = tmp_path / "growth.snapshot"
+    live = LiveServer(GROWTH_SNAPSHOT=str(snapshot), GROWTH_SNAPSHOT_INTERVAL="3600").start()
+    try:
+        put_record(live)
+        for signum in (signal.SIGUSR1, signal.SIGUSR2):
+            live.process.send_signal(signum)
+            live.wait_for_line(f"{signal.Signals(signum).name} ignored", 5)
+        assert live.request("GET", "/ping") == (200, b"pong")
+        live.process.send_signal(signal.SIGHUP)
+        assert live.wait_exit(5) == 0
+    finally:
+        live.stop()
+    restarted = LiveServer(GROWTH_SNAPSHOT=str(snapshot)).start()
+    try:
+        assert restarted.request_json("GET", RECORD)[1]["Value"] == 1.5
+    finally:
+        restarted.stop()
+
+
+def read_to_end(sock):
+    """Everything the server sends until it closes the connection."""
+    received = b""
+    while True:
+        try:
+            data = sock.recv(65536)
+        except ConnectionResetError:
+            return received
+        if not data:
+            return received
+        received += data
+
+
+def test_no_request_shape_above_leaves_a_traceback(server):
+    for raw in [*AMBIGUOUS.values(), b"\x00\x01\x02\r\n\r\n", b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n" * 3]:
+        sock = server.socket()
+        sock.sendall(raw)
+        sock.shutdown(socket.SHUT_WR)
+        assert read_to_end(sock).startswith(b"HTTP/1.1 ")
+        sock.close()
+    assert server.request("GET", "/ping") == (200, b"pong")
+    server.read_available_lines()
+    assert not [line for line in server.lines if "Traceback" in line], server.lines
+
+
+def test_http_client_keep_alive_survives_many_requests(server):
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    for _ in range(200):
+        connection.request("GET", "/api/v1/growth/size")
+        assert connection.getresponse().read() == b'{"size":0}'
+    connection.close()
