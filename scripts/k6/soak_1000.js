@@ -2,6 +2,9 @@
 //
 //   k6 run -e DOMAIN=http://127.0.0.1:8080 scripts/k6/soak_1000.js
 //
+// SLEEP is the think time after each request in seconds, 1 by default (tests/test_k6.py sets 0 for a
+// short smoke run).
+//
 // 1000 VUs keep 1000 connections open: raise the open-file limit of both k6 and the server
 // first (ulimit -n 4096), or connections fail for lack of descriptors, not because of the service.
 import http from 'k6/http';
@@ -9,7 +12,7 @@ import { check, sleep } from 'k6';
 
 const DOMAIN = __ENV.DOMAIN || 'http://127.0.0.1:8080';
 const RECORD_URL = `${DOMAIN}/api/v1/growth/brz/ngdp_r/2002`;
-const THINK_SECONDS = 1;
+const THINK_SECONDS = Number(__ENV.SLEEP || 1);
 
 export const options = {
   stages: [
