@@ -13,13 +13,14 @@ from .config import Config, ConfigError
 from .logs import configure_logging
 from .records import InvalidRecord, parse_records
 from .server import listen, make_server, serve
-from .snapshot import Snapshotter, SnapshotError, read_snapshot, remove_stale_temporaries
+from .snapshot import SnapshotLock, Snapshotter, SnapshotError, read_snapshot
 from .store import MemoryStore, StoreUnavailable
 from .workers import run_workers
 
 log = logging.getLogger("growth_gevent")
-# How often a process retries initial data that could not be loaded because the store was unreachable.
-DEFERRED_LOAD_RETRY_SECONDS = 1.0
+# How often a process on Redis asks whether Redis lost its data (restarted empty, flushed), to load
+# GROWTH_PRELOAD again; and retries initial data that found Redis unreachable. One cheap call.
+INITIAL_DATA_CHECK_SECONDS = 2.0
 
 
 def main(argv=(), environ=os.environ):
@@ -36,8 +37,9 @@ def main(argv=(), environ=os.environ):
     _raise_open_file_limit()
     started = time.perf_counter()
     try:
+        snapshot_lock = _own_snapshot(config.snapshot_path) if config.snapshot_path else None
         store = _open_store(config)
-        deferred = _load_initial_data(store, config, started)
+        deferred = _load_initial_data(store, config, snapshot_lock, started)
     except (SnapshotError, InvalidRecord, OSError, ValueError) as error:
         log.error("cannot start: %s", error)
         return 2
@@ -47,7 +49,7 @@ def main(argv=(), environ=os.environ):
         log.error("cannot listen on %s:%s: %s", config.host, config.port, error)
         return 1
     if config.workers == 1:
-        return _serve(listener, store, config, deferred=deferred)
+        return _serve(listener, store, config, deferred=deferred, snapshot_lock=snapshot_lock)
     store.close()  # each worker opens its own connections
 
     def serve_worker(index, stop):
@@ -60,10 +62,11 @@ def main(argv=(), environ=os.environ):
 def _open_store(config):
     """The in-memory store, or Redis when GROWTH_STORE names one (a bad URL is a ValueError)."""
     if config.redis_url is None:
-        return MemoryStore(chunk_size=config.bulk_chunk_records)
+        return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records)
     from .redis_store import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
     store = RedisStore(config.redis_url, config.redis_pool_size, config.redis_timeout,
-                       chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify)
+                       chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
+                       queue_records=config.bulk_queue_records)
     try:
         store.ping()
     except StoreUnavailable as error:
@@ -71,17 +74,26 @@ def _open_store(config):
     return store
 
 
-def _serve(listener, store, config, stop=None, deferred=None):
+def _serve(listener, store, config, stop=None, deferred=None, snapshot_lock=None):
     """Serve until stopped; ``deferred`` is initial data still to load, once the store is reachable."""
-    if deferred is not None:
-        gevent.spawn(_load_when_reachable, store, *deferred)
+    if config.redis_url is not None and config.preload_path:
+        gevent.spawn(PreloadWatch(store, config.preload_path, deferred).run)
     snapshotter = None
-    if config.snapshot_path:
-        snapshotter = Snapshotter(store, config.snapshot_path, config.snapshot_interval)
+    if snapshot_lock is not None:
+        snapshotter = Snapshotter(store, snapshot_lock, config.snapshot_interval,
+                                  config.stop_writes_on_snapshot_error)
     return serve(make_server(create_app(store, config), config, listener), store, config, snapshotter, stop)
 
 
-def _load_initial_data(store, config, started):
+def _own_snapshot(path):
+    """The lock that makes this process the snapshot's only writer (SnapshotInUse if another is)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.access(directory, os.W_OK):
+        raise OSError(f"GROWTH_SNAPSHOT {path}: cannot write in {directory}")
+    return SnapshotLock(path)
+
+
+def _load_initial_data(store, config, snapshot_lock, started):
     """Load the initial data into an empty store before serving. Returns ``(source, records)`` when
     the store could not be reached, to be loaded once it is back; else None, so that the records
     are not kept once loaded."""
@@ -90,9 +102,10 @@ def _load_initial_data(store, config, started):
     except StoreUnavailable:
         held = 0  # not known yet: read the file, to load it when the store is back
     if held:
-        log.info("GROWTH_PRELOAD %s not read: the store already holds %d records", config.preload_path, held)
+        if config.preload_path:
+            log.info("GROWTH_PRELOAD %s not read: the store already holds %d records", config.preload_path, held)
         return None
-    initial = _read_initial_data(config)
+    initial = _read_initial_data(config, snapshot_lock)
     if initial is None:
         return None
     try:
@@ -104,18 +117,17 @@ def _load_initial_data(store, config, started):
     return None
 
 
-def _read_initial_data(config):
+def _read_initial_data(config, snapshot_lock):
     """``(source, records)``: the snapshot if there is one, else the preload file; or None."""
-    if config.snapshot_path:
-        directory = os.path.dirname(os.path.abspath(config.snapshot_path))
-        if not os.access(directory, os.W_OK):
-            raise OSError(f"GROWTH_SNAPSHOT {config.snapshot_path}: cannot write in {directory}")
-        remove_stale_temporaries(config.snapshot_path)
-        if os.path.exists(config.snapshot_path):
-            return f"snapshot {config.snapshot_path}", read_snapshot(config.snapshot_path)
+    if snapshot_lock is not None and os.path.exists(snapshot_lock.path):
+        return f"snapshot {snapshot_lock.path}", read_snapshot(snapshot_lock.path)
     if config.preload_path:
-        return f"GROWTH_PRELOAD {config.preload_path}", _read_preload(config.preload_path)
+        return _preload(config.preload_path)
     return None
+
+
+def _preload(path, pause=None):
+    return f"GROWTH_PRELOAD {path}", _read_preload(path, pause)
 
 
 def _load(store, source, records, started):
@@ -130,21 +142,51 @@ def _load(store, source, records, started):
                     source, len(records))
 
 
-def _load_when_reachable(store, source, records):
-    """Retry ``_load`` every DEFERRED_LOAD_RETRY_SECONDS; the store is asked its size first, so that
-    nothing is encoded in vain while it is down."""
-    while True:
-        try:
-            store.size()
-            return _load(store, source, records, time.perf_counter())
-        except StoreUnavailable:
-            gevent.sleep(DEFERRED_LOAD_RETRY_SECONDS)
-        except Exception:  # a bug: say so in our log rather than only in gevent's
-            log.exception("%s not loaded", source)
-            return
+class PreloadWatch:
+    """Loads GROWTH_PRELOAD again whenever the store lost its data, for as long as the process serves.
+
+    Redis restarted without persistence, or flushed, holds no records, no job and no initial-data
+    marker: ``store.needs_initial_data()`` says so (one round trip, every INITIAL_DATA_CHECK_SECONDS),
+    and every process that notices reads the file again and submits it as initial data. The store sets
+    the marker in the same step as it queues the job, so it takes the data from one of them, once; a
+    store emptied by clients keeps its marker and is left empty.
+    """
+
+    def __init__(self, store, preload_path, pending=None):
+        """``pending``: initial data that found the store unreachable at start-up, loaded once it is back."""
+        self._store = store
+        self._preload_path = preload_path
+        self._pending = pending
+
+    def run(self):
+        reported = None  # the last error logged: said once, not at every check
+        while True:
+            try:
+                self.check()
+                reported = None
+            except StoreUnavailable:
+                pass
+            except Exception as error:  # the file unreadable now, or a bug
+                if repr(error) != reported:
+                    reported = repr(error)
+                    log.error("initial data not loaded: %s", error,
+                              exc_info=not isinstance(error, (OSError, InvalidRecord)))
+            gevent.sleep(INITIAL_DATA_CHECK_SECONDS)
+
+    def check(self):
+        """Look once; StoreUnavailable when the store cannot be reached, what was read kept for the next."""
+        if self._pending is None and self._store.needs_initial_data():
+            # Requests are being served: the validation yields between slices of records.
+            self._pending = _preload(self._preload_path, pause=gevent.sleep)
+            log.warning("the store holds no records and no trace of initial data: it lost its data (Redis "
+                        "restarted empty, or flushed); GROWTH_PRELOAD %s read again", self._preload_path)
+        if self._pending is not None:
+            self._store.size()  # unreachable: raises before anything is encoded in vain
+            _load(self._store, *self._pending, time.perf_counter())
+            self._pending = None
 
 
-def _read_preload(path):
+def _read_preload(path, pause=None):
     with open(path, "rb") as preload:
         raw = preload.read()
     try:
@@ -152,7 +194,7 @@ def _read_preload(path):
     except ValueError as error:
         raise InvalidRecord(f"GROWTH_PRELOAD {path} is not JSON: {error}") from None
     try:
-        return parse_records(payload)
+        return parse_records(payload, pause)
     except InvalidRecord as error:
         raise InvalidRecord(f"GROWTH_PRELOAD {path}: {error}") from None
 

@@ -7,12 +7,16 @@ The file is one JSON object::
 
 It is written to a temporary file in the same folder, flushed, fsynced and renamed over the old one,
 so a crash at any moment leaves either the previous snapshot or the new one, never a mix.
+
+One process owns a snapshot path at a time (:class:`SnapshotLock`): two writing one file would
+overwrite each other's snapshots, and the one that started second would remove the other's temporary
+file as a stale one.
 """
 
+import fcntl
 import logging
 import os
 import sys
-import tempfile
 import time
 
 import gevent
@@ -25,7 +29,9 @@ from .records import check_name, is_finite_number
 FORMAT = "growth-gevent-snapshot"
 VERSION = 1
 ROWS_PER_WRITE = 5000
-TEMPORARY_SUFFIX = ".tmp"
+LOCK_SUFFIX = ".lock"
+# The same snapshot error is logged at most this often; a new error or a recovery is logged at once.
+FAILURE_LOG_SECONDS = 60.0
 
 log = logging.getLogger("growth_gevent")
 
@@ -34,25 +40,63 @@ class SnapshotError(Exception):
     """A snapshot file that cannot be used; the message says why."""
 
 
-def _temporary_prefix(path):
-    return f".{os.path.basename(path)}."
+class SnapshotInUse(SnapshotError):
+    """Another process owns the snapshot path."""
 
 
-def remove_stale_temporaries(path):
-    """Remove the temporary files that a process killed while writing ``path`` left behind."""
-    directory = os.path.dirname(os.path.abspath(path))
-    for name in os.listdir(directory):
-        if name.startswith(_temporary_prefix(path)) and name.endswith(TEMPORARY_SUFFIX):
-            os.unlink(os.path.join(directory, name))
+def temporary_path(path):
+    """Where ``path`` is written before it is renamed into place: one name, since one process owns it."""
+    directory, name = os.path.split(os.path.abspath(path))
+    return os.path.join(directory, f".{name}.tmp")
+
+
+class SnapshotLock:
+    """This process's ownership of a snapshot path, for as long as the process lives.
+
+    An exclusive ``flock`` on ``PATH.lock``, a file beside the snapshot that holds the owner's pid. The
+    kernel releases it when the process ends, however it ends (kill -9 included), so it is never stale;
+    the file itself is never removed, since a process could otherwise lock a file that another had
+    just unlinked while a third locks a new one of the same name.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.lock_path = path + LOCK_SUFFIX
+        # Not truncated on opening: the owner's pid is in it, for the message of a second process.
+        self._file = open(os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600), "r+")
+        try:
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = self._file.read().strip()
+            self._file.close()
+            raise SnapshotInUse(
+                f"GROWTH_SNAPSHOT {path} is in use by another process"
+                f"{f' (pid {owner})' if owner.isdigit() else ''}, which holds the lock {self.lock_path}: two "
+                "processes on one snapshot would overwrite each other's. Stop that one first, or give this one "
+                "another GROWTH_SNAPSHOT") from None
+        self._file.truncate(0)
+        self._file.write(f"{os.getpid()}\n")
+        self._file.flush()
+        self._remove_stale_temporary()
+
+    def _remove_stale_temporary(self):
+        # Only the owner may: the temporary of a live owner is its snapshot being written.
+        try:
+            os.unlink(temporary_path(self.path))
+        except FileNotFoundError:
+            pass
 
 
 def write_snapshot(path, items):
-    """Write ``[(key, value), ...]`` to ``path`` atomically. Blocking: run it in a thread."""
-    directory = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=TEMPORARY_SUFFIX,
-                                             dir=directory)
+    """Write ``[(key, value), ...]`` to ``path`` atomically. Blocking: run it in a thread.
+
+    The caller must own ``path`` (hold its :class:`SnapshotLock`), or know that nothing else writes it.
+    """
+    temporary = temporary_path(path)
+    # Readable by the service's user only, as the snapshot it becomes.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(descriptor, "wb") as output:
+        with open(descriptor, "wb") as output:
             output.write(b'{"format":"%s","version":%d,"count":%d,"records":['
                          % (FORMAT.encode(), VERSION, len(items)))
             for start in range(0, len(items), ROWS_PER_WRITE):
@@ -67,7 +111,7 @@ def write_snapshot(path, items):
     except BaseException:
         os.unlink(temporary)
         raise
-    _fsync_directory(directory)
+    _fsync_directory(os.path.dirname(temporary))
 
 
 def _fsync_directory(directory):
@@ -99,71 +143,147 @@ def read_snapshot(path):
 
 
 def _parse_rows(path, rows):
-    # Shared names and years, copied values: as in records.parse_records, nothing kept may pin the
-    # memory of the parsed document.
+    """The rows as ``[(key, value), ...]``; a row that growth-gevent would not have written is damage.
+
+    A repeated key is refused rather than counted once: snapshots are written from the store's dicts,
+    so a repeat means that something else changed the file, and it is not known which value is right.
+    Shared names and years, copied values: as in records.parse_records, nothing kept may pin the
+    memory of the parsed document.
+    """
+    names = {}  # each distinct name checked once: a few hundred for 42,450 records
     years = {}
-    parsed = []
+    parsed = {}
     for index, row in enumerate(rows):
-        if (type(row) is not list or len(row) != 4 or check_name("Country", row[0])
-                or check_name("Indicator", row[1]) or type(row[2]) is not int or not is_finite_number(row[3])):
-            raise SnapshotError(f"{path} is damaged: record {index} is not [country, indicator, year, value]")
-        country, indicator, year, value = row
-        parsed.append(((sys.intern(country), sys.intern(indicator), years.setdefault(year, year)), value * 1))
-    return parsed
+        key = None
+        if type(row) is list and len(row) == 4 and type(row[2]) is int and is_finite_number(row[3]):
+            country, indicator = _stored_name(names, row[0]), _stored_name(names, row[1])
+            if country is not None and indicator is not None:
+                key = (country, indicator, years.setdefault(row[2], row[2]))
+        if key is None:
+            raise SnapshotError(f"{path} is damaged: record {index} is not [country, indicator, year, value] "
+                                "with upper-case names, as growth-gevent writes them")
+        if key in parsed:
+            raise SnapshotError(f"{path} is damaged: record {index} repeats the country, indicator and year "
+                                "of an earlier record")
+        parsed[key] = row[3] * 1
+    return list(parsed.items())
+
+
+def _stored_name(names, value):
+    """``value`` interned, if a store key can hold it (keys are upper-case); else None."""
+    if type(value) is not str:
+        return None
+    name = names.get(value)
+    if name is None and not check_name("name", value) and value == value.upper():
+        name = names[value] = sys.intern(value)
+    return name
 
 
 def _write_copy(path, countries):
-    """Flatten a store copy and write it; return how many records were written. Runs in a thread."""
-    items = [((country, indicator, year), value)
-             for country, indicators in countries.items()
-             for indicator, series in indicators.items()
-             for year, value in series.items()]
-    write_snapshot(path, items)
-    return len(items)
+    """Flatten a store copy and write it; return how many records were written, or what the write
+    raised: gevent's thread pool would print it on stderr as an unhandled error. Runs in a thread."""
+    try:
+        items = [((country, indicator, year), value)
+                 for country, indicators in countries.items()
+                 for indicator, series in indicators.items()
+                 for year, value in series.items()]
+        write_snapshot(path, items)
+        return len(items)
+    except Exception as error:
+        return error
 
 
 class Snapshotter:
-    """Writes the store to ``path`` every ``interval`` seconds when it changed, and once more at stop.
+    """Writes the store every ``interval`` seconds when it changed, and once more at stop.
 
     The store is copied in one step (its dicts, about 1 ms for 42,450 records), then flattened,
     serialised and written in gevent's thread pool, so requests go on being answered meanwhile.
+
+    As Redis does with ``stop-writes-on-bgsave-error``, a failed snapshot is reported to the store,
+    which then refuses writes when ``stop_writes_on_error`` (a write it acknowledged could not be
+    kept), and is tried again every interval; the store accepts writes again once one succeeds.
     """
 
-    def __init__(self, store, path, interval):
+    def __init__(self, store, lock, interval, stop_writes_on_error):
+        """The store must hold what the snapshot at ``lock.path`` holds, if there is one (it was loaded
+        from it): it is written again only once the store changes."""
         self._store = store
-        self._path = path
+        self._lock = lock  # kept for as long as this process may write the snapshot
+        self._path = lock.path
         self._interval = interval
+        self._stop_writes_on_error = stop_writes_on_error
         self._saved_changes = store.changes
         self._saving = Semaphore()
         self._stopping = Event()
         self._greenlet = None
+        self._failures = 0  # failed attempts since the last snapshot written
+        self._logged_failure = (None, 0.0)  # the error last logged, and when (monotonic)
+        store.snapshots_started()
+        if os.path.exists(self._path):
+            store.snapshot_succeeded(os.path.getmtime(self._path))
 
     def start(self):
         self._greenlet = gevent.spawn(self._run)
 
-    def save_if_changed(self):
-        """Write a snapshot when the store changed since the last one; return True if one was written."""
+    def save_if_changed(self, last=False):
+        """Write a snapshot when the store changed since the last one; return True if one was written.
+
+        Raises what the write raised, after reporting it to the store and the log; ``last``: the one
+        written at stop, after which nothing will be tried again."""
         with self._saving:
             changes = self._store.changes
             if changes == self._saved_changes:
                 return False
             started = time.perf_counter()
             count = gevent.get_hub().threadpool.apply(_write_copy, (self._path, self._store.copy()))
+            if isinstance(count, Exception):
+                self._failed(count, last)
+                raise count
             self._saved_changes = changes
-            log.info("snapshot written: %d records to %s in %.0f ms",
-                     count, self._path, (time.perf_counter() - started) * 1000)
+            self._store.snapshot_succeeded(time.time())
+            milliseconds = (time.perf_counter() - started) * 1000
+            if self._failures:
+                log.warning("snapshot written after %d failed attempts: %d records to %s in %.0f ms%s",
+                            self._failures, count, self._path, milliseconds,
+                            "; writes are accepted again" if self._stop_writes_on_error else "")
+            else:
+                log.info("snapshot written: %d records to %s in %.0f ms", count, self._path, milliseconds)
+            self._failures = 0
+            self._logged_failure = (None, 0.0)
             return True
 
     def stop(self):
-        """Let a snapshot in progress finish, then write the last one. Raises OSError if that fails."""
+        """Let a snapshot in progress finish, then write the last one. Raises what that write raised."""
         self._stopping.set()
         if self._greenlet is not None:
             self._greenlet.join()
-        self.save_if_changed()
+        self.save_if_changed(last=True)
 
     def _run(self):
         while not self._stopping.wait(self._interval):
             try:
                 self.save_if_changed()
-            except OSError as error:
-                log.error("snapshot to %s failed, will retry: %s", self._path, error)
+            except Exception:  # reported and logged; tried again next interval
+                pass
+
+    def _failed(self, error, last):
+        self._failures += 1
+        self._store.snapshot_failed(str(error), self._stop_writes_on_error)
+        # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
+        # 1 s interval a full disk would otherwise write a line a second. The last one always is.
+        logged_error, logged_at = self._logged_failure
+        now = time.monotonic()
+        if not last and str(error) == logged_error and now - logged_at < FAILURE_LOG_SECONDS:
+            return
+        self._logged_failure = (str(error), now)
+        if last:
+            consequence = "the changes since the last snapshot written are lost"
+        elif self._stop_writes_on_error:
+            consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {self._interval:g} s"
+        else:
+            consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and will be "
+                           f"lost if the process stops before a snapshot succeeds; trying again every "
+                           f"{self._interval:g} s")
+        # A bug (not an OSError of the disk) gets its traceback.
+        log.error("%s to %s failed (%d in a row): %s; %s", "last snapshot" if last else "snapshot", self._path,
+                  self._failures, error, consequence, exc_info=not isinstance(error, OSError))

@@ -1,13 +1,18 @@
 """Start-up and shutdown as a user meets them: bad settings, snapshots and preload files, real processes."""
 
 import json
+import re
+import signal
 import socket
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, SAMPLE
+from growth_gevent.cli import PreloadWatch
+from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
+from growth_gevent.redis_store import RedisStore
 from growth_gevent.snapshot import read_snapshot, write_snapshot
 from live import start_fails, wait_for
 from scripts.generate_data import generate
@@ -33,6 +38,17 @@ def test_a_port_in_use_stops_start_up():
                                 capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+DOCKER_STOP_GRACE_SECONDS = 10  # docker stop's default -t
+LAST_SNAPSHOT_SECONDS = 1  # what the last snapshot may take after the requests in flight (42,450 records: 0.1 s)
+
+
+def test_the_image_stops_on_sigterm_within_docker_stops_default_grace():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^STOPSIGNAL SIGTERM$", dockerfile, re.M)
+    assert not re.search(r"^ENV .*GROWTH_SHUTDOWN_TIMEOUT", dockerfile, re.M)
+    assert DEFAULT_SHUTDOWN_TIMEOUT + LAST_SNAPSHOT_SECONDS <= DOCKER_STOP_GRACE_SECONDS
 
 
 # Durability: real processes restarted on the same snapshot file.
@@ -95,20 +111,32 @@ def test_with_a_1s_interval_a_kill_9_keeps_what_was_written_before(servers, tmp_
     assert second.request_json("GET", "/api/v1/growth/BRZ/NGDP_R/2002")[1]["Value"] == 42.5
 
 
-def test_a_kill_9_while_snapshots_are_written_leaves_a_whole_snapshot(servers, big_records, tmp_path):
+def test_a_kill_9_while_a_snapshot_is_written_leaves_the_previous_one_whole(servers, big_records, tmp_path):
     snapshot = tmp_path / "growth.snapshot"
-    server = servers(GROWTH_SNAPSHOT=str(snapshot), GROWTH_SNAPSHOT_INTERVAL="0.01")
+    temporary = tmp_path / ".growth.snapshot.tmp"
+    server = servers(GROWTH_SNAPSHOT=str(snapshot), GROWTH_SNAPSHOT_INTERVAL="1")
     server.request("POST", "/api/v1/growth", json.dumps(big_records).encode(), {"Content-Type": "application/json"})
     server.wait_until_complete()
-    for written in range(3):
-        server.request_json("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", {"value": written})
-        server.wait_for_line("snapshot written", 10)
+    server.wait_for_line(f"snapshot written: {BIG} records", 10)
+
+    def frozen_while_writing(value=iter(range(1000))):
+        """Change a record, freeze the server once its next snapshot's temporary file exists, and
+        say whether it still does (frozen mid-write) or the rename came first (let it go on)."""
+        server.request_json("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", {"value": next(value)})
+        wait_for(temporary.exists, timeout=10, interval=0.001)
+        server.process.send_signal(signal.SIGSTOP)
+        if temporary.exists():
+            return True
+        server.process.send_signal(signal.SIGCONT)
+        return False
+
+    wait_for(frozen_while_writing, timeout=60)
     server.process.kill()
     server.wait_exit(10)
+    assert temporary.exists()  # the kill came in the middle of a write
     assert len(read_snapshot(str(snapshot))) == BIG
-    (tmp_path / ".growth.snapshot.left-by-a-kill.tmp").write_text("half")
     servers(GROWTH_SNAPSHOT=str(snapshot))
-    assert [p.name for p in tmp_path.iterdir()] == ["growth.snapshot"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["growth.snapshot", "growth.snapshot.lock"]
 
 
 @pytest.mark.parametrize("cut", [10, 1000, -2])
@@ -173,3 +201,51 @@ def test_a_redis_url_that_cannot_be_parsed_stops_start_up():
     result = start_fails(GROWTH_STORE="redis://127.0.0.1:notaport/0")
     assert result.returncode == 2
     assert "cannot start:" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_redis_database_the_server_does_not_have_stops_start_up(redis_server, workers):
+    result = start_fails(GROWTH_STORE=redis_server.url.rsplit("/", 1)[0] + "/99", WEB_CONCURRENCY=workers)
+    assert result.returncode == 2
+    assert "cannot start: the Redis URL selects database 99, but the server has 16 (0 to 15)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_redis_that_holds_records_is_not_given_the_preload_and_without_one_nothing_is_said(servers, redis_server,
+                                                                                                 tmp_path):
+    redis_server.flush()
+    holder = RedisStore(redis_server.url, pool_size=1, timeout=2)
+    holder.put(("A", "B", 1), 1)
+    holder.close()
+    preload = tmp_path / "preload.json"
+    preload.write_text("[]")
+    with_preload = servers(GROWTH_STORE=redis_server.url, GROWTH_PRELOAD=str(preload))
+    without = servers(GROWTH_STORE=redis_server.url)
+    for server in (with_preload, without):
+        server.terminate()
+        assert server.wait_exit(20) == 0
+    assert sum(f"GROWTH_PRELOAD {preload} not read: the store already holds 1 records" in line
+               for line in with_preload.lines) == 1
+    assert not any("GROWTH_PRELOAD" in line for line in without.lines)
+
+
+def test_the_preload_watch_loads_a_store_that_lost_its_data_once_and_one_emptied_by_clients_never(redis_server):
+    redis_server.flush()
+    stores = [RedisStore(redis_server.url, pool_size=2, timeout=2) for _ in range(2)]
+    watches = [PreloadWatch(store, str(SAMPLE)) for store in stores]
+    try:
+        watches[0].check()
+        assert stores[0].size() == 9
+        for key, _ in stores[0].records()[1]:
+            stores[0].delete(key)
+        for watch in watches:
+            watch.check()
+        assert (stores[0].size(), stores[0].bulk_status().jobs_accepted) == (0, 1)
+        redis_server.flush()  # as a Redis restarted without persistence
+        for watch in watches:
+            watch.check()
+        assert stores[1].wait_idle(10)
+        assert (stores[1].size(), stores[1].bulk_status().jobs_accepted) == (9, 1)
+    finally:
+        for store in stores:
+            store.close()
