@@ -1,18 +1,21 @@
 """Building the Falcon WSGI app from a store and a config."""
 
+import math
 import re
 
 import falcon
 import ujson
 
 from . import resources
+from .body import RETRY_AFTER_SECONDS, BodyBudget, BulkParser
 from .metrics import Metrics
 from .records import InvalidRecord
-from .store import StoreUnavailable
+from .store import BulkQueueFull, StoreUnavailable, WritesRefused
 
-# What a client is told to wait before retrying while the store is unreachable.
-RETRY_AFTER_SECONDS = 1
-_YEAR = re.compile(r"-?[0-9]{1,4000}")
+# Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
+_YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")
+# A PUT body is {"value": number}: no reason to hold or parse more.
+MAX_UPDATE_BODY_BYTES = 64 * 1024
 
 
 def create_app(store, config):
@@ -23,23 +26,33 @@ def create_app(store, config):
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(InvalidRecord, _invalid_record)
     app.add_error_handler(StoreUnavailable, _store_unavailable)
+    app.add_error_handler(BulkQueueFull, _bulk_queue_full)
+    # The snapshotter tries again every interval: no sooner can writes be accepted again.
+    app.add_error_handler(WritesRefused, _writes_refused(math.ceil(config.snapshot_interval)))
+
+    # A body larger than the whole budget could never be held, a bulk load larger than the whole
+    # queue never accepted: both are too large, not "retry later".
+    bodies = BodyBudget(config.body_buffer_bytes)
+    max_body_bytes = min(config.max_body_bytes, config.body_buffer_bytes)
+    bulk_parser = BulkParser(min(config.bulk_max_records, config.bulk_queue_records))
 
     app.add_route("/ping", resources.Ping())
     app.add_route("/openapi.json", resources.OpenAPI())
     if metrics:
         app.add_route("/metrics", metrics)
-    app.add_route("/api/v1/growth", resources.Growth(store, config.max_body_bytes))
+    app.add_route("/api/v1/growth", resources.Growth(store, bodies, max_body_bytes, bulk_parser))
     app.add_route("/api/v1/growth/post/status", resources.BulkStatus(store))
     app.add_route("/api/v1/growth/size", resources.Size(store))
     app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
     app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",
-                  resources.Record(store, config.max_body_bytes))
+                  resources.Record(store, bodies, min(max_body_bytes, MAX_UPDATE_BODY_BYTES)))
     return app
 
 
 class YearConverter(falcon.routing.BaseConverter):
-    """A year path segment: ASCII digits with an optional minus, as in JSON (int() also takes
-    ``+5``, ``1_000`` and other scripts' digits, which would make several URLs name one record)."""
+    """A year path segment, in the one form JSON writes an integer: ASCII digits with an optional
+    minus, no leading zero, no ``-0``. Any other spelling is not a record's URL (404): int() would also
+    take ``+5``, ``1_000``, ``0001``, ``-0`` and other scripts' digits, several URLs for one record."""
 
     def convert(self, value):
         return int(value) if _YEAR.fullmatch(value) else None
@@ -52,6 +65,16 @@ def _invalid_record(req, resp, error, params):
 def _store_unavailable(req, resp, error, params):
     raise falcon.HTTPServiceUnavailable(description="the store is unavailable, retry later",
                                         retry_after=RETRY_AFTER_SECONDS)
+
+
+def _bulk_queue_full(req, resp, error, params):
+    raise falcon.HTTPServiceUnavailable(description=f"{error}; retry later", retry_after=RETRY_AFTER_SECONDS)
+
+
+def _writes_refused(retry_after):
+    def handle(req, resp, error, params):
+        raise falcon.HTTPServiceUnavailable(description=str(error), retry_after=retry_after)
+    return handle
 
 
 def _serialize_error(req, resp, error):

@@ -23,14 +23,18 @@ class BulkStatus:
     jobs_accepted: int
     jobs_applied: int
     records_applied: int = 0  # by every job since start
+    records_waiting: int = 0  # accepted and not yet applied, all jobs together: what the queue limit bounds
+    jobs_failed: int = 0  # given up on (Redis: moved to the dead-letter key); not counted in jobs_applied
 
     @classmethod
-    def of(cls, applied, total, jobs_accepted, jobs_applied, records_applied):
-        """The status these counts describe: idle before any job, complete once every job is applied."""
+    def of(cls, applied, total, jobs_accepted, jobs_applied, records_applied, records_waiting=0, jobs_failed=0):
+        """The status these counts describe: idle before any job, complete once every job is applied
+        or given up on."""
         if not jobs_accepted:
             return cls(IDLE, 0, 0, 0, 0)
-        state = COMPLETE if jobs_applied == jobs_accepted else IN_PROGRESS
-        return cls(state, applied, total, jobs_accepted, jobs_applied, records_applied)
+        state = COMPLETE if jobs_applied + jobs_failed == jobs_accepted else IN_PROGRESS
+        return cls(state, applied, total, jobs_accepted, jobs_applied, records_applied, records_waiting,
+                   jobs_failed)
 
 
 class _Job:
@@ -58,6 +62,7 @@ class BulkLoader:
         self._latest = None
         self._jobs_accepted = 0
         self._jobs_applied = 0
+        self._records_accepted = 0
         self._records_applied = 0
         self._worker = None
 
@@ -66,6 +71,7 @@ class BulkLoader:
         job = _Job(records)
         self._latest = job
         self._jobs_accepted += 1
+        self._records_accepted += job.total
         self._idle.clear()
         self._pending.put(job)
         if self._worker is None:
@@ -75,7 +81,11 @@ class BulkLoader:
     def status(self):
         latest = self._latest
         return BulkStatus.of(latest.applied if latest else 0, latest.total if latest else 0,
-                             self._jobs_accepted, self._jobs_applied, self._records_applied)
+                             self._jobs_accepted, self._jobs_applied, self._records_applied, self.records_waiting())
+
+    def records_waiting(self):
+        """Records accepted and not yet applied, all jobs together."""
+        return self._records_accepted - self._records_applied
 
     def is_idle(self):
         """Every accepted job applied; unlike ``wait_idle(0)``, never yields to other greenlets."""

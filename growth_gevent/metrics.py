@@ -1,4 +1,4 @@
-"""Prometheus metrics: requests by route and status, latency, records stored, bulk loading.
+"""Prometheus metrics: requests by route and status, latency, records stored, bulk loading, snapshots.
 
 prometheus-client writes the exposition format; the counting on the request path is ours: plain dict
 and list updates (one event loop thread, nothing to lock), where the library's counter and histogram
@@ -14,6 +14,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from .store import StoreUnavailable
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# Labels come from fixed sets, so that no client can grow the scrape: any other method is "other",
+# any path that no route matched "unmatched".
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 _STARTED = "growth_gevent.started"
 
 
@@ -33,7 +36,8 @@ class Metrics:
     def process_response(self, req, resp, resource, req_succeeded):
         elapsed = time.perf_counter() - req.env[_STARTED]
         route = req.uri_template or "unmatched"
-        key = (route, req.method, resp.status_code)
+        method = req.method if req.method in KNOWN_METHODS else "other"
+        key = (route, method, resp.status_code)
         self._requests[key] = self._requests.get(key, 0) + 1
         histogram = self._latency.get(route)
         if histogram is None:
@@ -63,6 +67,12 @@ class Metrics:
                 buckets.append((bound, cumulative))
             latency.add_metric([route], buckets, histogram[-1])
         yield latency
+        yield GaugeMetricFamily("growth_writes_refused", "1 while writes are refused after a failed snapshot",
+                                value=0 if self._store.writes_refused() is None else 1)
+        snapshots = self._store.snapshot_status()
+        if snapshots is not None and snapshots["last snapshot"] is not None:
+            yield GaugeMetricFamily("growth_snapshot_last_success_timestamp_seconds",
+                                    "Unix time of the last snapshot written", value=snapshots["last snapshot"])
         try:
             status, size = self._store.bulk_status(), self._store.size()
         except StoreUnavailable:
@@ -74,5 +84,9 @@ class Metrics:
         yield GaugeMetricFamily("growth_records", "Records stored", value=size)
         yield CounterMetricFamily("growth_bulk_jobs_accepted", "Bulk loads accepted", value=status.jobs_accepted)
         yield CounterMetricFamily("growth_bulk_jobs_applied", "Bulk loads applied", value=status.jobs_applied)
+        yield CounterMetricFamily("growth_bulk_jobs_failed", "Bulk loads given up on (Redis: moved to the "
+                                  "dead-letter key)", value=status.jobs_failed)
         yield CounterMetricFamily("growth_bulk_records_applied", "Records applied by bulk loads",
                                   value=status.records_applied)
+        yield GaugeMetricFamily("growth_bulk_records_waiting", "Records accepted by bulk loads and not yet "
+                                "applied (GROWTH_BULK_QUEUE_RECORDS bounds them)", value=status.records_waiting)

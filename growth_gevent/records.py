@@ -4,12 +4,23 @@ A key is the tuple ``(COUNTRY, INDICATOR, year)``. Country and indicator are cas
 they are stored upper-case; a bulk load interns them (42,450 records share a few hundred strings).
 """
 
+import re
 import sys
+from urllib.parse import quote
+
+from gevent.pywsgi import MAX_REQUEST_LINE
 
 
 _FLOAT_MAX = sys.float_info.max
 _NUMBER_TYPES = (int, float)
 PAUSE_EVERY = 5000
+# A record must be addressable: its URL, both names percent-encoded and a year of up to this many
+# characters, must fit in a request line (pywsgi answers 414 past it), whatever the other name.
+YEAR_URL_BYTES = 100
+MAX_NAME_URL_BYTES = (MAX_REQUEST_LINE - len("DELETE /api/v1/growth/// HTTP/1.1\r\n") - YEAR_URL_BYTES) // 2
+# UTF-8 percent-encoded takes at most 12 bytes a character: a name this short fits without encoding it.
+_SURELY_SHORT = MAX_NAME_URL_BYTES // 12
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class InvalidRecord(ValueError):
@@ -27,14 +38,21 @@ def make_key(country, indicator, year):
 
 
 def check_name(field, value):
-    """Country and Indicator: non-empty strings that can be written in a URL path segment."""
+    """Country and Indicator: non-empty strings that can be written in a URL path segment, each
+    naming one thing: not ``.`` or ``..``, which clients resolve away, nor control characters."""
     if type(value) is not str or not value:
         return f"{field} must be a non-empty string"
     if "/" in value:
         return f"{field} must not contain '/'"
+    if value == "." or value == "..":
+        return f"{field} must not be '.' or '..'"
     # Lone surrogates cannot be written in a URL; U+FFFD is what undecodable path bytes become.
     if "\ufffd" in value or not value.isascii() and _has_surrogates(value):
         return f"{field} must be valid UTF-8 text"
+    if not value.isprintable() and _CONTROL.search(value):
+        return f"{field} must not contain control characters"
+    if len(value) > _SURELY_SHORT and len(quote(value, safe="")) > MAX_NAME_URL_BYTES:
+        return f"{field} must be at most {MAX_NAME_URL_BYTES} bytes long once percent-encoded in a URL"
     return None
 
 

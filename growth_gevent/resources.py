@@ -4,11 +4,10 @@ import pathlib
 import re
 
 import falcon
-import gevent
 import ujson
 
-from .body import gc_paused, parse_json, read_body, read_json
-from .records import as_record, check_name, make_key, parse_records, parse_value_update, InvalidRecord
+from .body import read_body, read_json
+from .records import as_record, check_name, make_key, parse_value_update, InvalidRecord
 
 TEST_KEY = make_key("BRZ", "NGDP_R", 2002)
 DEFAULT_LIMIT = 100
@@ -86,9 +85,11 @@ class OpenAPI:
 class Growth:
     """``/api/v1/growth``: POST a bulk load (validated whole, applied in the background); GET a page."""
 
-    def __init__(self, store, max_body_bytes):
+    def __init__(self, store, bodies, max_body_bytes, bulk_parser):
         self._store = store
+        self._bodies = bodies
         self._max_body_bytes = max_body_bytes
+        self._bulk_parser = bulk_parser
 
     def on_get(self, req, resp):
         params = _query(req, LIST_PARAMETERS)
@@ -104,9 +105,10 @@ class Growth:
     on_head = on_get
 
     def on_post(self, req, resp):
-        body = read_body(req, self._max_body_bytes)
-        with gc_paused():
-            records = parse_records(parse_json(body), pause=gevent.sleep)
+        # The body is held only as an argument: when parse() returns, it and the parse are gone, and
+        # only then is the reservation given back.
+        with self._bodies.reserve() as reservation:
+            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation))
         self._store.submit_bulk(records)
         _json(resp, {"msg": "In progress"}, falcon.HTTP_202)
 
@@ -117,14 +119,18 @@ class BulkStatus:
 
     def on_get(self, req, resp):
         status = self._store.bulk_status()
-        _json(resp, {
+        document = {
             "msg": status.state,
             "test value": self._store.get(TEST_KEY),
             "count": status.applied,
             "total": status.total,
             "jobs accepted": status.jobs_accepted,
             "jobs applied": status.jobs_applied,
-        })
+        }
+        snapshots = self._store.snapshot_status()
+        if snapshots is not None:
+            document.update(snapshots)
+        _json(resp, document)
 
     on_head = on_get
 
@@ -160,8 +166,9 @@ class Series:
 class Record:
     """``/api/v1/growth/{country}/{indicator}/{year}``: one record."""
 
-    def __init__(self, store, max_body_bytes):
+    def __init__(self, store, bodies, max_body_bytes):
         self._store = store
+        self._bodies = bodies
         self._max_body_bytes = max_body_bytes
 
     def on_get(self, req, resp, country, indicator, year):
@@ -177,7 +184,8 @@ class Record:
         problem = check_name("Country", country) or check_name("Indicator", indicator)
         if problem:
             raise InvalidRecord(problem)
-        value = parse_value_update(read_json(req, self._max_body_bytes))
+        with self._bodies.reserve() as reservation:
+            value = parse_value_update(read_json(req, self._max_body_bytes, reservation))
         key = make_key(country, indicator, year)
         created = self._store.put(key, value)
         _json(resp, as_record(key, value), falcon.HTTP_201 if created else falcon.HTTP_200)

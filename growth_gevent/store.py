@@ -9,6 +9,7 @@ import abc
 from gevent.lock import RLock
 
 from .bulk import DEFAULT_CHUNK_SIZE, BulkLoader
+from .config import DEFAULT_BULK_QUEUE_RECORDS
 
 # What a lookup of an absent country or series finds; never written to.
 _NOTHING = {}
@@ -16,6 +17,21 @@ _NOTHING = {}
 
 class StoreUnavailable(Exception):
     """The store cannot be reached now (a network store that is down); worth retrying later."""
+
+
+class BulkQueueFull(Exception):
+    """A bulk job was refused, nothing queued: with it, the records accepted and not yet applied would
+    pass the queue's limit. Worth retrying once the queue has drained."""
+
+    def __init__(self, pending, limit):
+        super().__init__(f"bulk queue is full: {pending} records waiting to be applied (limit {limit})")
+        self.pending = pending
+        self.limit = limit
+
+
+class WritesRefused(Exception):
+    """The store refuses writes for now (a write it acknowledged could not be made durable); the
+    message says why."""
 
 
 class Store(abc.ABC):
@@ -52,14 +68,20 @@ class Store(abc.ABC):
     def submit_bulk(self, records, initial=False):
         """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number.
 
+        The queue is bounded by the store's ``queue_records``: when the records accepted and not yet
+        applied (every job's, every process's), plus these, would exceed it, nothing is queued and
+        :class:`BulkQueueFull` is raised with that pending count and the limit. A job larger than the
+        limit alone is refused even by an empty queue; callers keep jobs below it.
+
         ``initial``: the records are initial data (a snapshot, GROWTH_PRELOAD), queued only into a
         store that holds no records, has no job pending and was never given initial data, decided in
-        one step, so that of processes starting together one loads them, once; else None.
+        one step, so that of processes starting together one loads them, once; else None. Initial
+        data is exempt from the queue's limit (a snapshot may be larger) and from a write refusal.
         """
 
     @abc.abstractmethod
     def bulk_status(self):
-        """A :class:`growth_gevent.bulk.BulkStatus`."""
+        """A :class:`growth_gevent.bulk.BulkStatus`, ``records_waiting`` and ``jobs_failed`` included."""
 
     @abc.abstractmethod
     def wait_idle(self, timeout=None):
@@ -69,6 +91,20 @@ class Store(abc.ABC):
     def close(self):
         """Release what the store holds (connections, greenlets)."""
 
+    def needs_initial_data(self):
+        """True when the store lost its data while the service ran (a Redis restarted empty), so that
+        initial data should be loaded again."""
+        return False
+
+    def snapshot_status(self):
+        """``{"last snapshot": unix time or None, "snapshot error": str or None}``; None when this
+        store takes no snapshots."""
+        return None
+
+    def writes_refused(self):
+        """Why writes are refused (:class:`WritesRefused`), or None when they are accepted."""
+        return None
+
 
 class MemoryStore(Store):
     """Nested dicts, country -> indicator -> year -> value, guarded by a gevent lock.
@@ -77,14 +113,22 @@ class MemoryStore(Store):
     42,450 records need no key tuples. Reads take no lock: none of them yields, so no write can come
     between their steps. Writes take it so that anything reading the whole store while yielding sees
     no change. ``changes`` counts writes, so that a snapshot can tell whether there is anything new.
+
+    The snapshotter reports to the store (:meth:`snapshots_started`, :meth:`snapshot_succeeded`,
+    :meth:`snapshot_failed`); after a failed snapshot with ``refuse_writes``, writes raise
+    :class:`WritesRefused` until one succeeds, as Redis's ``stop-writes-on-bgsave-error``: an
+    acknowledged write must not be one that cannot be saved. Reads go on.
     """
 
-    def __init__(self, chunk_size=DEFAULT_CHUNK_SIZE):
+    def __init__(self, chunk_size=DEFAULT_CHUNK_SIZE, queue_records=DEFAULT_BULK_QUEUE_RECORDS):
         self._countries = {}
         self._size = 0
         self._lock = RLock()
         self._bulk = BulkLoader(self._apply_chunk, chunk_size)
+        self._queue_records = queue_records
         self._initial_loaded = False
+        self._snapshots = None  # what snapshot_status() answers, once snapshots started
+        self._refusal = None  # why writes are refused, or None
         self.changes = 0
 
     def get(self, key):
@@ -93,6 +137,8 @@ class MemoryStore(Store):
         return None if series is None else series.get(year)
 
     def put(self, key, value):
+        if self._refusal is not None:
+            raise WritesRefused(self._refusal)
         country, indicator, year = key
         with self._lock:
             series = self._countries.setdefault(country, {}).setdefault(indicator, {})
@@ -103,6 +149,8 @@ class MemoryStore(Store):
         return created
 
     def delete(self, key):
+        if self._refusal is not None:
+            raise WritesRefused(self._refusal)
         country, indicator, year = key
         with self._lock:
             indicators = self._countries.get(country, _NOTHING)
@@ -159,6 +207,12 @@ class MemoryStore(Store):
             if self._size or not self._bulk.is_idle() or self._initial_loaded:
                 return None
             self._initial_loaded = True
+        else:
+            if self._refusal is not None:
+                raise WritesRefused(self._refusal)
+            pending = self._bulk.records_waiting()
+            if pending + len(records) > self._queue_records:
+                raise BulkQueueFull(pending, self._queue_records)
         return self._bulk.submit(records)
 
     def bulk_status(self):
@@ -169,6 +223,27 @@ class MemoryStore(Store):
 
     def close(self):
         self._bulk.close()
+
+    def snapshots_started(self):
+        """Snapshots are taken from now on: :meth:`snapshot_status` reports on them."""
+        self._snapshots = {"last snapshot": None, "snapshot error": None}
+
+    def snapshot_succeeded(self, at):
+        """A snapshot was written at ``at`` (unix time): writes are accepted again."""
+        self._snapshots = {"last snapshot": at, "snapshot error": None}
+        self._refusal = None
+
+    def snapshot_failed(self, reason, refuse_writes):
+        """A snapshot failed for ``reason``; with ``refuse_writes``, writes are refused until one succeeds."""
+        self._snapshots = {**(self._snapshots or {"last snapshot": None}), "snapshot error": reason}
+        if refuse_writes:
+            self._refusal = f"writes are refused until a snapshot succeeds: the last snapshot failed: {reason}"
+
+    def snapshot_status(self):
+        return None if self._snapshots is None else dict(self._snapshots)
+
+    def writes_refused(self):
+        return self._refusal
 
     def _apply_chunk(self, chunk):
         countries = self._countries

@@ -8,7 +8,7 @@ def test_jobs_are_applied_in_order_in_chunks_that_yield():
     loader = BulkLoader(applied.append, chunk_size=2)
     loader.submit([1, 2, 3])
     loader.submit([4])
-    assert loader.status() == BulkStatus(IN_PROGRESS, 0, 1, 2, 0)
+    assert loader.status() == BulkStatus(IN_PROGRESS, 0, 1, 2, 0, records_waiting=4)
     assert loader.wait_idle(5)
     assert applied == [[1, 2], [3], [4]]
     assert loader.status() == BulkStatus(COMPLETE, 1, 1, 2, 2, records_applied=4)
