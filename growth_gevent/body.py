@@ -85,12 +85,17 @@ class BulkParser:
     def parse(self, body):
         """``[(key, value), ...]`` of a bulk body, or a typed falcon error (413, 400, 503), or InvalidRecord."""
         self._check_size(body)
+        with self.slot(), gc_paused():
+            return parse_records(parse_json(body), pause=gevent.sleep)
+
+    @contextlib.contextmanager
+    def slot(self):
+        """The process's one parse slot, waited for at most ``wait_seconds`` (503 past them)."""
         if not self._slot.acquire(timeout=self._wait_seconds):
             raise falcon.HTTPServiceUnavailable(description="too many bulk loads waiting to be parsed; retry later",
                                                 retry_after=RETRY_AFTER_SECONDS)
         try:
-            with gc_paused():
-                return parse_records(parse_json(body), pause=gevent.sleep)
+            yield
         finally:
             self._slot.release()
 
@@ -160,11 +165,12 @@ def _read_bounded(stream, content_length, max_bytes, reservation):
         reservation.grow(content_length)
         return _read(stream, content_length)
     # No Content-Length: a chunked upload (the server de-chunks it), read up to the limit into one
-    # buffer, each block reserved before it is read.
+    # buffer, each block reserved before it is read; then the reservation keeps only what was read.
     body = bytearray()
     while True:
         reservation.grow(_READ_BLOCK)
         part = _read(stream, _READ_BLOCK)
+        reservation.grow(len(part) - _READ_BLOCK)
         if not part:
             return body
         if len(body) + len(part) > max_bytes:

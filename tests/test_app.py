@@ -1,10 +1,21 @@
 """The HTTP contract, in-process: every endpoint and every error, against a fresh store."""
 
 import json
+from urllib.parse import quote
 
+import falcon
+import falcon.testing
+import gevent
 import pytest
+import webtest
+from gevent.event import Event
 
 from conftest import load, post_records
+from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
+from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
+from growth_gevent.config import Config
+from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
+from growth_gevent.store import MemoryStore
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
@@ -333,3 +344,270 @@ class TestList:
     ])
     def test_bad_parameters_are_400(self, loaded, query, message):
         assert loaded.get(f"/api/v1/growth?{query}", status=400).json == {"msg": message}
+
+
+def memory_client(**settings):
+    """A client on a fresh in-memory store, and the store, for a Config of ``settings``."""
+    config = Config(**settings)
+    store = MemoryStore(chunk_size=4, queue_records=config.bulk_queue_records)
+    return webtest.TestApp(create_app(store, config)), store
+
+
+def records(count, value=1):
+    return [{"Country": "A", "Indicator": "B", "Value": value, "Year": year} for year in range(count)]
+
+
+class TestBulkBounds:
+    def test_a_full_queue_is_503_with_retry_after_and_nothing_queued(self):
+        client, store = memory_client(bulk_queue_records=10)
+        post_records(client, records(8))  # nothing yields in between: still queued
+        response = post_records(client, records(8, value=2), status=503)
+        assert response.json == {"msg": "bulk queue is full: 8 records waiting to be applied (limit 10); retry later"}
+        assert response.headers["Retry-After"] == "1"
+        assert store.bulk_status().jobs_accepted == 1
+        assert store.wait_idle(10)
+        post_records(client, records(8, value=3))
+
+    def test_more_records_than_one_post_may_hold_is_413_before_parsing(self):
+        client, store = memory_client(bulk_max_records=3)
+        post_records(client, records(3))
+        response = post_records(client, records(4), status=413)
+        assert response.json == {"msg": "a bulk load holds at most 3 records; this body has 4 JSON objects"}
+        assert store.bulk_status().jobs_accepted == 1
+
+    def test_a_post_larger_than_the_whole_queue_is_413_not_retry_later(self):
+        client, _ = memory_client(bulk_queue_records=5, bulk_max_records=100)
+        response = post_records(client, records(6), status=413)
+        assert response.json == {"msg": "a bulk load holds at most 5 records; this body has 6 JSON objects"}
+
+    @pytest.mark.parametrize("body", [b"[" + b"[]," * 50 + b"[]]", b"[" + b"1," * 50 + b"1]",
+                                      b'[{"Country":"A","Indicator":"B","Value":1,"Year":1,' + b'"x":1,' * 40 + b'"y":1}]'])
+    def test_a_body_with_more_json_values_than_its_records_could_need_is_413_before_parsing(self, body):
+        client, _ = memory_client(bulk_max_records=3)
+        response = client.post("/api/v1/growth", body, content_type="application/json", status=413)
+        separators = sum(body.count(byte) for byte in (b",", b":", b"{", b"["))
+        assert response.json == {"msg": f"request body has {separators} JSON separators; 3 records need at most "
+                                        f"{3 * SEPARATORS_PER_RECORD}"}
+
+    def test_records_with_a_few_extra_fields_are_within_the_separator_bound(self):
+        client, store = memory_client(bulk_max_records=3)
+        load(client, store, [{**record, "Note": "x, y: z", "Source": "IMF"} for record in records(3)])
+        assert store.size() == 3
+
+    def test_a_body_larger_than_the_whole_budget_is_413(self):
+        client, _ = memory_client(max_body_bytes=1000, body_buffer_bytes=100)
+        response = client.post("/api/v1/growth", b"[" + b" " * 100 + b"]", content_type="application/json", status=413)
+        assert response.json == {"msg": "request body is larger than 100 bytes"}
+
+
+class BlockingInput:
+    """A ``wsgi.input`` that holds its reader until released, or fails as a client that went away."""
+
+    def __init__(self, body, fail=False):
+        self._body = body
+        self._fail = fail
+        self.release = Event()
+        self.reading = Event()
+
+    def read(self, size=-1):
+        self.reading.set()
+        self.release.wait()
+        if self._fail:
+            raise ConnectionResetError("client went away")
+        data, self._body = self._body[:size], self._body[size:]
+        return data
+
+
+def call(app, body, wsgi_input=None, path="/api/v1/growth", method="POST", chunked=False):
+    """``(status, headers, body)`` of one request to the WSGI ``app``, whose body may come from ``wsgi_input``."""
+    environ = falcon.testing.create_environ(path, method=method, body=body,
+                                            headers={"Content-Type": "application/json"})
+    if wsgi_input is not None:
+        environ["wsgi.input"] = wsgi_input
+    if chunked:
+        del environ["CONTENT_LENGTH"]
+    answer = {}
+
+    def start_response(status, headers, exc_info=None):
+        answer.update(status=int(status.split()[0]), headers={name.lower(): value for name, value in headers})
+
+    data = b"".join(app(environ, start_response))
+    return answer["status"], answer["headers"], json.loads(data)
+
+
+class TestBodyBudget:
+    BODY = json.dumps(records(3)).encode()
+
+    @pytest.fixture
+    def app(self):
+        store = MemoryStore()
+        yield create_app(store, Config(body_buffer_bytes=len(self.BODY) + 10))
+        store.close()
+
+    def test_a_body_that_does_not_fit_beside_those_held_is_503_before_it_is_read(self, app):
+        slow = BlockingInput(self.BODY)
+        first = gevent.spawn(call, app, self.BODY, slow)
+        slow.reading.wait(5)
+        untouched = BlockingInput(self.BODY)
+        status, headers, body = call(app, self.BODY, untouched)
+        assert (status, body) == (503, {"msg": "too many request bodies in memory; retry later"})
+        assert (headers["retry-after"], headers["connection"]) == ("1", "close")
+        assert not untouched.reading.is_set()
+        small = json.dumps(records(0)).encode()  # still fits beside the first
+        assert call(app, small)[0] == 202
+        slow.release.set()
+        assert first.get(timeout=5)[0] == 202
+        assert call(app, self.BODY)[0] == 202  # given back: a whole one fits again
+
+    @pytest.mark.parametrize("path, method", [("/api/v1/growth", "POST"), ("/api/v1/growth/A/B/1", "PUT")])
+    def test_the_reservation_is_given_back_when_the_client_goes_away(self, app, path, method):
+        gone = BlockingInput(self.BODY, fail=True)
+        gone.release.set()
+        status, _, body = call(app, self.BODY, gone, path, method)
+        assert (status, body) == (400, {"msg": "request body could not be read"})
+        assert call(app, self.BODY)[0] == 202
+
+    @pytest.mark.parametrize("body", [b"[01]", b"{]", json.dumps([{"Country": "."}]).encode()])
+    def test_the_reservation_is_given_back_after_a_refused_body(self, app, body):
+        assert call(app, body)[0] in (400, 422)
+        assert call(app, self.BODY)[0] == 202
+
+    def test_a_chunked_body_reserves_each_block_before_reading_it(self):
+        store = MemoryStore()
+        app = create_app(store, Config(body_buffer_bytes=100 * 1024))
+        held = b"[" + b" " * (50 * 1024) + b"]"
+        slow = BlockingInput(held)
+        first = gevent.spawn(call, app, held, slow)
+        slow.reading.wait(5)
+        chunked = BlockingInput(self.BODY)
+        chunked.release.set()
+        # 50 kB held and a first block of 64 kB: over the 100 kB budget.
+        assert call(app, self.BODY, chunked, chunked=True)[:3:2] == (
+            503, {"msg": "too many request bodies in memory; retry later"})
+        assert not chunked.reading.is_set()
+        slow.release.set()
+        assert first.get(timeout=5)[0] == 202
+        assert call(app, self.BODY, chunked=True)[0] == 202
+        store.close()
+
+
+class TestBulkParser:
+    def test_a_parse_waits_for_the_one_in_progress_then_runs(self):
+        parser = BulkParser(max_records=10)
+        with parser.slot():
+            waiting = gevent.spawn(parser.parse, b"[]")
+            gevent.idle()  # it is waiting for the slot now
+            assert not waiting.ready()
+        assert waiting.get(timeout=5) == []
+
+    def test_a_parse_that_waits_too_long_is_503_with_retry_after(self):
+        parser = BulkParser(max_records=10, wait_seconds=0.01)
+        with parser.slot():
+            with pytest.raises(falcon.HTTPServiceUnavailable) as refused:
+                parser.parse(b"[]")
+        assert refused.value.description == "too many bulk loads waiting to be parsed; retry later"
+        assert refused.value.headers["Retry-After"] == "1"
+        assert parser.parse(b"[]") == []  # the slot was given back
+
+    def test_the_slot_is_given_back_when_a_parse_fails(self):
+        parser = BulkParser(max_records=10, wait_seconds=0.01)
+        with pytest.raises(falcon.HTTPBadRequest):
+            parser.parse(b"[01]")
+        with pytest.raises(InvalidRecord):
+            parser.parse(b"[1]")
+        assert parser.parse(b"[]") == []
+
+
+class TestStrictJson:
+    @pytest.mark.parametrize("body, message", [
+        (b'[{"Country":"A","Indicator":"B","Value":01,"Year":1}]', "Expecting ',' delimiter: line 1 column 42 (char 41)"),
+        (b'[{"Country":"A","Indicator":"B","Value":1.,"Year":1}]', "Expecting ',' delimiter: line 1 column 42 (char 41)"),
+        (b'[{"Country":"A\tB","Indicator":"B","Value":1,"Year":1}]', "Invalid control character at: line 1 column 15 (char 14)"),
+        (b'[{"Country":"A","Indicator":"B","Value":-,"Year":1}]', "Expecting value: line 1 column 41 (char 40)"),
+        (b"[" * 60000, "nested too deeply"),
+    ])
+    def test_json_that_ujson_would_accept_is_400(self, client, body, message):
+        response = client.post("/api/v1/growth", body, content_type="application/json", status=400)
+        assert response.json == {"msg": f"request body is not valid JSON: {message}"}
+
+    def test_a_body_that_is_not_utf8_is_400(self, client):
+        response = client.post("/api/v1/growth", '["A"]'.encode("utf-16"), content_type="application/json", status=400)
+        assert response.json == {"msg": "request body is not UTF-8: invalid start byte at byte 0"}
+
+    def test_whitespace_around_and_inside_is_fine(self, client, store):
+        load(client, store, json.loads(json.dumps(records(2))))
+        body = b'\n\t[ {"Country" :"A",\r\n "Indicator":"B", "Value": -0.5e-3, "Year": 7} ]\n'
+        client.post("/api/v1/growth", body, content_type="application/json", status=202)
+        assert store.wait_idle(10)
+        assert client.get("/api/v1/growth/A/B/7").json["Value"] == -0.0005
+
+    def test_a_put_body_is_strict_too_and_small(self, client):
+        response = client.put(RECORD_URL, b'{"value": 01}', content_type="application/json", status=400)
+        assert response.json["msg"].startswith("request body is not valid JSON: ")
+        client.put(RECORD_URL, b'{"value": 1}' + b" " * MAX_UPDATE_BODY_BYTES, content_type="application/json",
+                   status=413)
+
+
+class TestNames:
+    @pytest.mark.parametrize("name, message", [
+        (".", "Country must not be '.' or '..'"), ("..", "Country must not be '.' or '..'"),
+        ("A\tB", "Country must not contain control characters"),
+    ])
+    def test_a_name_that_cannot_address_one_record_is_422_in_a_post_and_a_put(self, client, name, message):
+        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
+        assert response.json == {"msg": f"record 0: {message}"}
+        response = client.put_json(f"/api/v1/growth/{quote(name, safe='')}/B/1", {"value": 1}, status=422)
+        assert response.json == {"msg": message}
+        assert client.get("/api/v1/growth/size").json == {"size": 0}
+
+    def test_a_name_too_long_for_a_request_line_is_422(self, client):
+        name = "A" * (MAX_NAME_URL_BYTES + 1)
+        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
+        assert response.json == {"msg": f"record 0: Country must be at most {MAX_NAME_URL_BYTES} bytes long once "
+                                        "percent-encoded in a URL"}
+
+    @pytest.mark.parametrize("year", ["0001", "-0", "00", "-01", "02002"])
+    def test_a_year_in_another_spelling_than_json_s_names_no_record(self, client, year):
+        client.put_json(f"/api/v1/growth/A/B/{year.lstrip('-0') or '0'}", {"value": 1})
+        assert client.get(f"/api/v1/growth/A/B/{year}", status=404).json == {"msg": "not found"}
+        client.put_json(f"/api/v1/growth/A/B/{year}", {"value": 2}, status=404)
+        client.delete(f"/api/v1/growth/A/B/{year}", status=404)
+        assert client.get("/api/v1/growth/size").json == {"size": 1}
+
+    @pytest.mark.parametrize("year", ["0", "-1", "2002", "-2002"])
+    def test_canonical_years_name_records(self, client, year):
+        client.put_json(f"/api/v1/growth/A/B/{year}", {"value": 1}, status=201)
+        assert client.get(f"/api/v1/growth/A/B/{year}").json["Year"] == int(year)
+
+
+class TestWriteGate:
+    REASON = "[Errno 28] No space left on device"
+
+    @pytest.fixture
+    def refusing(self):
+        store = MemoryStore()
+        client = webtest.TestApp(create_app(store, Config(snapshot_interval=2.5)))
+        client.put_json(RECORD_URL, {"value": 1})
+        store.snapshots_started()
+        store.snapshot_failed(self.REASON, refuse_writes=True)
+        yield client, store
+        store.close()
+
+    @pytest.mark.parametrize("write", [
+        lambda client: client.put_json(RECORD_URL, {"value": 2}, status=503),
+        lambda client: client.delete(RECORD_URL, status=503),
+        lambda client: post_records(client, records(1), status=503),
+    ])
+    def test_writes_are_503_naming_the_cause_until_a_snapshot_succeeds(self, refusing, write):
+        client, store = refusing
+        response = write(client)
+        assert response.json == {"msg": "writes are refused until a snapshot succeeds: the last snapshot failed: "
+                                        f"{self.REASON}"}
+        assert response.headers["Retry-After"] == "3"  # the snapshot interval, rounded up
+        assert client.get(RECORD_URL).json["Value"] == 1  # reads go on
+        status = client.get("/api/v1/growth/post/status").json
+        assert (status["last snapshot"], status["snapshot error"]) == (None, self.REASON)
+        store.snapshot_succeeded(1700000000.25)
+        client.put_json(RECORD_URL, {"value": 3}, status=200)
+        status = client.get("/api/v1/growth/post/status").json
+        assert (status["last snapshot"], status["snapshot error"]) == (1700000000.25, None)

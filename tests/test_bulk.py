@@ -37,3 +37,21 @@ def test_wait_idle_times_out_while_a_job_is_blocked():
     gate.set()
     assert loader.wait_idle(5)
     loader.close()
+
+
+def test_records_waiting_counts_accepted_records_not_yet_applied():
+    gate = gevent.event.Event()
+    loader = BulkLoader(lambda chunk: gate.wait(), chunk_size=2)
+    loader.submit([1, 2, 3])
+    loader.submit([4])
+    assert loader.records_waiting() == 4
+    gevent.sleep(0)  # the worker takes the first chunk and blocks applying it
+    assert loader.records_waiting() == 4
+    gate.set()
+    assert loader.wait_idle(5)
+    assert (loader.records_waiting(), loader.status().records_waiting) == (0, 0)
+
+
+def test_a_job_given_up_on_counts_as_done_for_the_state():
+    assert BulkStatus.of(0, 5, 2, 1, 5, jobs_failed=1).state == COMPLETE
+    assert BulkStatus.of(0, 5, 3, 1, 5, jobs_failed=1).state == IN_PROGRESS

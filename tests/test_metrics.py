@@ -1,9 +1,11 @@
 """/metrics counts real requests, in the Prometheus text format."""
 
+import pytest
+
 import webtest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import load
+from conftest import WAIT_SECONDS, load, post_records
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.store import MemoryStore
@@ -60,3 +62,40 @@ def test_metrics_can_be_switched_off():
     client = webtest.TestApp(create_app(MemoryStore(), Config(metrics=False)))
     assert client.get("/metrics", status=404).json == {"msg": "not found"}
     assert client.get("/ping").body == b"pong"
+
+
+@pytest.mark.filterwarnings("ignore:Unknown REQUEST_METHOD")
+def test_an_invented_method_is_counted_as_other_and_adds_no_label(client):
+    for method in ("FOO", "BREW", "X" * 100):
+        client.request("/ping", method=method, status=400, expect_errors=True)  # falcon: "Invalid HTTP method"
+    client.request("/ping", method="OPTIONS")
+    metrics = samples(client)
+    assert requests_total(metrics, "/ping", "other", 400) == 3
+    assert requests_total(metrics, "/ping", "OPTIONS", 200) == 1
+    methods = {dict(labels).get("method") for name, labels in metrics if name == "growth_http_requests_total"}
+    assert methods <= {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "other"}
+
+
+def test_the_bulk_queue_and_failed_jobs_are_reported(client, store):
+    metrics = samples(client)
+    assert metrics[("growth_bulk_records_waiting", ())] == 0
+    assert metrics[("growth_bulk_jobs_failed_total", ())] == 0
+    post_records(client, [{"Country": "A", "Indicator": "B", "Value": 1, "Year": year} for year in range(7)])
+    assert samples(client)[("growth_bulk_records_waiting", ())] > 0  # nothing yielded yet: still queued
+    assert store.wait_idle(WAIT_SECONDS)
+    assert samples(client)[("growth_bulk_records_waiting", ())] == 0
+
+
+def test_writes_refused_and_the_last_snapshot_are_reported():
+    store = MemoryStore()
+    client = webtest.TestApp(create_app(store, Config()))
+    metrics = samples(client)
+    assert metrics[("growth_writes_refused", ())] == 0
+    assert ("growth_snapshot_last_success_timestamp_seconds", ()) not in metrics
+    store.snapshots_started()
+    store.snapshot_failed("[Errno 28] No space left on device", refuse_writes=True)
+    assert samples(client)[("growth_writes_refused", ())] == 1
+    store.snapshot_succeeded(1700000000.5)
+    metrics = samples(client)
+    assert metrics[("growth_writes_refused", ())] == 0
+    assert metrics[("growth_snapshot_last_success_timestamp_seconds", ())] == 1700000000.5

@@ -1,7 +1,9 @@
 import pytest
 
-from growth_gevent.records import (InvalidRecord, as_record, is_finite_number, make_key, parse_records,
-                                   parse_value_update)
+from gevent.pywsgi import MAX_REQUEST_LINE
+
+from growth_gevent.records import (MAX_NAME_URL_BYTES, YEAR_URL_BYTES, InvalidRecord, as_record, check_name,
+                                   is_finite_number, make_key, parse_records, parse_value_update)
 
 
 @pytest.mark.parametrize("value, finite", [
@@ -58,7 +60,34 @@ def test_parse_records_pauses_between_slices_and_still_names_the_global_index():
 
 
 def test_names_may_be_any_valid_unicode_text_but_not_undecodable():
-    from growth_gevent.records import check_name
     assert check_name("Country", "ÅLAND") is None
     assert check_name("Country", "A\ud800") == "Country must be valid UTF-8 text"
     assert check_name("Country", "A\ufffd") == "Country must be valid UTF-8 text"
+
+
+@pytest.mark.parametrize("name, problem", [
+    (".", "Country must not be '.' or '..'"),
+    ("..", "Country must not be '.' or '..'"),
+    ("A\tB", "Country must not contain control characters"),
+    ("NUL\x00", "Country must not contain control characters"),
+    ("DEL\x7f", "Country must not contain control characters"),
+    ("C1\x85", "Country must not contain control characters"),
+    ("A" * (MAX_NAME_URL_BYTES + 1), f"Country must be at most {MAX_NAME_URL_BYTES} bytes long once percent-encoded in a URL"),
+    # Each é is 2 UTF-8 bytes, 6 characters percent-encoded.
+    ("é" * (MAX_NAME_URL_BYTES // 6 + 1), f"Country must be at most {MAX_NAME_URL_BYTES} bytes long once percent-encoded in a URL"),
+])
+def test_names_that_cannot_name_a_record_in_a_url_are_refused(name, problem):
+    assert check_name("Country", name) == problem
+
+
+@pytest.mark.parametrize("name", ["...", ".A", "A.", "UNITED STATES", "CÔTE D’IVOIRE", "\U0001F600", "A" * MAX_NAME_URL_BYTES,
+                                  "é" * (MAX_NAME_URL_BYTES // 6)])
+def test_names_a_url_can_carry_are_accepted(name):
+    assert check_name("Country", name) is None
+
+
+def test_a_record_with_two_longest_names_and_a_long_year_fits_in_a_request_line():
+    from urllib.parse import quote
+    name = "A" * MAX_NAME_URL_BYTES
+    line = f"DELETE /api/v1/growth/{quote(name)}/{quote(name)}/{'-' + '9' * (YEAR_URL_BYTES - 1)} HTTP/1.1\r\n"
+    assert len(line) == MAX_REQUEST_LINE - 1  # pywsgi answers 414 from MAX_REQUEST_LINE on

@@ -1,6 +1,11 @@
 """The store contract, against both stores (the ``store`` fixture), and what only the memory store has."""
 
-from growth_gevent.store import MemoryStore
+import re
+
+import pytest
+
+from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS
+from growth_gevent.store import BulkQueueFull, MemoryStore, WritesRefused
 
 KEY = ("BRZ", "NGDP_R", 2002)
 WAIT_SECONDS = 10
@@ -119,3 +124,94 @@ def test_initial_data_goes_only_into_a_store_that_is_empty_idle_and_never_had_an
     store.delete(KEY)
     assert store.submit_bulk([(KEY, 5)], initial=True) is None  # initial data was given before
     assert (store.get(KEY), store.bulk_status().jobs_accepted) == (None, 2)
+
+
+def test_a_store_without_snapshots_reports_none_and_accepts_writes(store):
+    assert store.snapshot_status() is None
+    assert store.writes_refused() is None
+
+
+def records(count, value=1):
+    return [(("A", "B", year), value) for year in range(count)]
+
+
+def test_the_bulk_queue_refuses_a_job_past_its_limit_and_queues_nothing():
+    store = MemoryStore(chunk_size=2, queue_records=5)
+    store.submit_bulk(records(3))  # nothing yields here, so the job stays queued
+    with pytest.raises(BulkQueueFull) as refused:
+        store.submit_bulk(records(3, value=2))
+    assert (refused.value.pending, refused.value.limit) == (3, 5)
+    assert str(refused.value) == "bulk queue is full: 3 records waiting to be applied (limit 5)"
+    assert store.bulk_status().jobs_accepted == 1
+    assert store.submit_bulk(records(2, value=3)) == 2  # exactly at the limit
+    assert store.bulk_status().records_waiting == 5
+    assert store.wait_idle(WAIT_SECONDS)
+    assert store.bulk_status().records_waiting == 0
+    assert [store.get(("A", "B", year)) for year in range(3)] == [3, 3, 1]
+    assert store.submit_bulk(records(5)) == 3  # applied records free the queue
+    store.close()
+
+
+def test_initial_data_is_not_bounded_by_the_queue():
+    store = MemoryStore(queue_records=2)
+    assert store.submit_bulk(records(10), initial=True) == 1
+    assert store.wait_idle(WAIT_SECONDS)
+    assert store.size() == 10
+
+
+def test_the_default_queue_limit_is_the_configured_default():
+    store = MemoryStore()
+    with pytest.raises(BulkQueueFull) as refused:
+        store.submit_bulk(records(DEFAULT_BULK_QUEUE_RECORDS + 1))
+    assert refused.value.limit == DEFAULT_BULK_QUEUE_RECORDS
+
+
+class TestWriteGate:
+    REASON = "[Errno 28] No space left on device"
+    REFUSAL = f"writes are refused until a snapshot succeeds: the last snapshot failed: {REASON}"
+
+    @pytest.fixture
+    def snapshotted(self):
+        store = MemoryStore()
+        store.put(KEY, 1)
+        store.snapshots_started()
+        yield store
+        store.close()
+
+    def test_status_is_reported_once_snapshots_started(self, snapshotted):
+        assert snapshotted.snapshot_status() == {"last snapshot": None, "snapshot error": None}
+        snapshotted.snapshot_succeeded(1700000000.5)
+        assert snapshotted.snapshot_status() == {"last snapshot": 1700000000.5, "snapshot error": None}
+        snapshotted.snapshot_failed(self.REASON, refuse_writes=False)
+        assert snapshotted.snapshot_status() == {"last snapshot": 1700000000.5, "snapshot error": self.REASON}
+
+    @pytest.mark.parametrize("write", [
+        lambda store: store.put(KEY, 2),
+        lambda store: store.put(("NEW", "X", 1), 2),
+        lambda store: store.delete(KEY),
+        lambda store: store.submit_bulk([(KEY, 2)]),
+    ])
+    def test_after_a_failed_snapshot_writes_are_refused_naming_the_cause_until_one_succeeds(self, snapshotted, write):
+        snapshotted.snapshot_failed(self.REASON, refuse_writes=True)
+        with pytest.raises(WritesRefused, match=r"^" + re.escape(self.REFUSAL) + "$"):
+            write(snapshotted)
+        assert snapshotted.writes_refused() == self.REFUSAL
+        assert (snapshotted.get(KEY), snapshotted.size(), snapshotted.bulk_status().jobs_accepted) == (1, 1, 0)
+        snapshotted.snapshot_failed("again", refuse_writes=False)  # only a success lifts the refusal
+        assert snapshotted.writes_refused() is not None
+        snapshotted.snapshot_succeeded(1700000001.0)
+        assert snapshotted.writes_refused() is None
+        write(snapshotted)  # accepted again
+
+    def test_a_failure_without_refuse_writes_lets_writes_go_on(self, snapshotted):
+        snapshotted.snapshot_failed(self.REASON, refuse_writes=False)
+        assert snapshotted.put(KEY, 3) is False
+        assert snapshotted.writes_refused() is None
+
+    def test_initial_data_is_loaded_even_while_writes_are_refused(self):
+        store = MemoryStore()
+        store.snapshots_started()
+        store.snapshot_failed(self.REASON, refuse_writes=True)
+        assert store.submit_bulk([(KEY, 1)], initial=True) == 1
+        assert store.wait_idle(WAIT_SECONDS)
+        assert store.get(KEY) == 1
