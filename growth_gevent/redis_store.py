@@ -11,15 +11,22 @@ Key layout; every write is one Lua script, so each is atomic and the counts stay
   applied, each a JSON array ``[country, indicator, ["year", "value", ...], ...]``: consecutive records
   of one series are one group, written with one ``HSET``; numbers are JSON strings of their JSON text,
   since Lua's cjson would turn JSON numbers into doubles
-- ``growth:bulk``: hash, the bulk status (jobs accepted and applied, the latest job's counts)
+- ``growth:remaining``: hash, job N -> its records not yet applied, while it is queued
+- ``growth:bulk``: hash, the bulk status: jobs accepted, applied and failed, records applied and
+  ``pending`` (accepted, not yet applied: what the queue bound counts), the latest job's counts, the
+  failed attempts of the chunk at the head of the queue, and ``initial`` once initial data was queued
+- ``growth:dead``: ids of the jobs given up on, oldest first; ``growth:dead:{N}``: job N's chunks not
+  applied, the failing one first, kept for inspection; ``growth:dead:errors``: hash, job N -> its error
 
 A record is one hash field, a series one hash, a country slice one sorted set and its hashes: no
 request walks keys it does not need. Bulk jobs are queued whole in one script; any worker then
 applies the oldest job's next chunk, one script per chunk that removes the chunk as it applies it,
 so jobs are applied in order, each chunk exactly once, and a job whose worker died is finished by
-another.
+another. A chunk that fails CHUNK_ATTEMPTS times (malformed, or a key of another type in the way)
+moves its job to the dead letters, so that later jobs proceed.
 """
 
+import collections
 import functools
 import logging
 import time
@@ -32,13 +39,24 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .bulk import DEFAULT_CHUNK_SIZE, BulkStatus
-from .store import Store, StoreUnavailable
+from .config import DEFAULT_BULK_QUEUE_RECORDS
+from .store import BulkQueueFull, Store, StoreUnavailable
 
 PREFIX = "growth:"
 COUNTRIES = PREFIX + "countries"
 SIZE = PREFIX + "size"
 JOBS = PREFIX + "jobs"
 BULK = PREFIX + "bulk"
+REMAINING = PREFIX + "remaining"
+DEAD = PREFIX + "dead"
+DEAD_ERRORS = DEAD + ":errors"
+# Times a chunk's script may fail before its job is moved to the dead letters: a failure inside the
+# script (a malformed chunk, a key of another type) fails again, so a few attempts are enough.
+CHUNK_ATTEMPTS = 3
+# Log lines about failing bulk chunks, at most, per window: each failure is said until then, and the
+# next line says how many were not.
+FAILURE_LOG_LINES = 10
+FAILURE_LOG_WINDOW_SECONDS = 60.0
 # Fields of one HSET in a bulk chunk: Lua's unpack() takes at most 8,000 values.
 MAX_GROUP_FIELDS = 4000
 # How often an idle worker looks for queued jobs that no worker is applying (one script call).
@@ -53,6 +71,7 @@ _UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.OutO
                 redis.exceptions.ReadOnlyError, redis.exceptions.MasterDownError,
                 redis.exceptions.TryAgainError)
 _BUSY = "BUSY "
+_NO_SUCH_DATABASE = "DB index is out of range"
 
 # KEYS of PUT and DELETE: series, the country's indicators, countries, size.
 # ARGV of PUT: year, value, country, indicator; of DELETE: year, country, indicator.
@@ -78,34 +97,40 @@ end
 return 1
 """
 
-# KEYS: bulk, jobs, size; ARGV: prefix, initial data (1 or 0), record count, chunk...
+# KEYS: bulk, jobs, size, remaining; ARGV: prefix, initial data (1 or 0), record count, queue bound,
+# chunk... Returns {job, pending}: job 0 when nothing was queued (initial data not taken, or the
+# queue full), pending the records accepted and not applied, this job's included.
 _ENQUEUE = """
+local pending = tonumber(redis.call('HGET', KEYS[1], 'pending') or 0)
+local count = tonumber(ARGV[3])
 if ARGV[2] == '1' then
   if tonumber(redis.call('GET', KEYS[3]) or 0) > 0 or redis.call('LLEN', KEYS[2]) > 0
       or redis.call('HSETNX', KEYS[1], 'initial', 1) == 0 then
-    return 0
+    return {0, pending}
   end
+elseif pending + count > tonumber(ARGV[4]) then
+  return {0, pending}
 end
 local id = redis.call('HINCRBY', KEYS[1], 'accepted', 1)
 local job = ARGV[1] .. 'job:' .. id
-for k = 4, #ARGV do redis.call('RPUSH', job, ARGV[k]) end
+for k = 5, #ARGV do redis.call('RPUSH', job, ARGV[k]) end
 redis.call('RPUSH', KEYS[2], id)
-redis.call('HSET', KEYS[1], 'latest_total', ARGV[3], 'latest_applied', 0)
-return id
+redis.call('HSET', KEYS[4], id, count)
+redis.call('HSET', KEYS[1], 'latest_total', count, 'latest_applied', 0)
+return {id, redis.call('HINCRBY', KEYS[1], 'pending', count)}
 """
 
-# KEYS: jobs, bulk, size, countries; ARGV: prefix. Returns the records applied, -1 when nothing is queued.
+# KEYS: jobs, bulk, size, countries, remaining, dead, dead errors; ARGV: prefix, attempts per chunk.
+# Returns {'idle'} when nothing is queued, {'applied', records}, or, when the chunk failed,
+# {'failed', job, attempt, error} to be tried again or {'dead', job, attempt, error} once given up on.
 _APPLY_NEXT_CHUNK = """
 local id = redis.call('LINDEX', KEYS[1], 0)
-if not id then return -1 end
+if not id then return {'idle'} end
 local p = ARGV[1]
 local job = p .. 'job:' .. id
--- The chunk is removed after it is applied, and size grows as records are written: should the script
--- stop halfway, the chunk stays queued whole, is applied again, and size still counts every record once.
-local chunk = redis.call('LINDEX', job, 0)
-local count = 0
-if chunk then
+local function apply(chunk)
   local r = cjson.decode(chunk)
+  local count = 0
   for k = 1, #r, 3 do
     local country, indicator, fields = r[k], r[k + 1], r[k + 2]
     local series = p .. 's:' .. country .. '/' .. indicator
@@ -117,17 +142,47 @@ if chunk then
     redis.call('ZADD', KEYS[4], 0, country)
     count = count + #fields / 2
   end
+  return count
+end
+-- The chunk is removed after it is applied, and size grows as records are written: should the script
+-- stop halfway, the chunk stays queued whole, is applied again, and size still counts every record once.
+local chunk = redis.call('LINDEX', job, 0)
+local count = 0
+if chunk then
+  local applied, result = pcall(apply, chunk)
+  if not applied then
+    -- A Lua error is a string; a Redis error, a string or a table {err = ...} depending on the version.
+    local message = type(result) == 'table' and result.err or tostring(result)
+    -- A write that the whole server refuses (out of memory, read-only, failing to save) refuses this
+    -- count too, so the script fails as a whole: the chunk waits for the server, no attempt spent.
+    local attempt = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
+    if attempt < tonumber(ARGV[2]) then return {'failed', id, attempt, message} end
+    redis.call('RENAME', job, KEYS[6] .. ':' .. id)
+    redis.call('RPUSH', KEYS[6], id)
+    redis.call('HSET', KEYS[7], id, message)
+    redis.call('LPOP', KEYS[1])
+    redis.call('HINCRBY', KEYS[2], 'pending', -tonumber(redis.call('HGET', KEYS[5], id) or 0))
+    redis.call('HDEL', KEYS[5], id)
+    redis.call('HDEL', KEYS[2], 'attempts')
+    redis.call('HINCRBY', KEYS[2], 'failed', 1)
+    return {'dead', id, attempt, message}
+  end
+  count = result
   redis.call('LPOP', job)
+  redis.call('HDEL', KEYS[2], 'attempts')
   redis.call('HINCRBY', KEYS[2], 'records', count)
+  redis.call('HINCRBY', KEYS[2], 'pending', -count)
+  redis.call('HINCRBY', KEYS[5], id, -count)
   if redis.call('HGET', KEYS[2], 'accepted') == id then
     redis.call('HINCRBY', KEYS[2], 'latest_applied', count)
   end
 end
 if redis.call('EXISTS', job) == 0 then
   redis.call('LPOP', KEYS[1])
+  redis.call('HDEL', KEYS[5], id)
   redis.call('HINCRBY', KEYS[2], 'applied', 1)
 end
-return count
+return {'applied', count}
 """
 
 # ARGV: prefix, country, indicator, first, last, offset, limit ('' for not given). Returns
@@ -232,6 +287,32 @@ def _name_json(name):
     return ujson.dumps(name, ensure_ascii=False)
 
 
+class ThrottledLog:
+    """Log lines, at most ``lines`` per ``window`` seconds: a burst is said up to the limit, then left out
+    and counted, and the next line said tells how many were, so that the log neither floods nor goes silent."""
+
+    def __init__(self, lines, window, clock=time.monotonic):
+        self._lines = lines
+        self._window = window
+        self._clock = clock
+        self._said = collections.deque()  # when each line of the current window was said
+        self._left_out = 0
+
+    def log(self, level, message, *args, exc_info=False):
+        now = self._clock()
+        while self._said and now - self._said[0] >= self._window:
+            self._said.popleft()
+        if len(self._said) >= self._lines:
+            self._left_out += 1
+            return
+        self._said.append(now)
+        if self._left_out:
+            message += " (%d similar lines left out before this one)"
+            args += (self._left_out,)
+            self._left_out = 0
+        log.log(level, message, *args, exc_info=exc_info)
+
+
 class RedisStore(Store):
     """The store in Redis, through a blocking pool of ``pool_size`` connections shared by the greenlets.
 
@@ -242,7 +323,9 @@ class RedisStore(Store):
     handing it out, so the first request after a Redis restart succeeds anyway.
     """
 
-    def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE, verify_tls=True):
+    def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE, verify_tls=True,
+                 queue_records=DEFAULT_BULK_QUEUE_RECORDS):
+        """``queue_records``: the bound of :meth:`submit_bulk`, on every worker's jobs together."""
         # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
         tls = {} if verify_tls or not url.lower().startswith("rediss://") else {"ssl_cert_reqs": "none"}
         pool = redis.BlockingConnectionPool.from_url(
@@ -250,17 +333,40 @@ class RedisStore(Store):
             socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0), **tls)
         self._redis = redis.Redis(connection_pool=pool)
         self._chunk_size = chunk_size
+        self._queue_records = queue_records
         self._put = self._redis.register_script(_PUT)
         self._delete = self._redis.register_script(_DELETE)
         self._enqueue = self._redis.register_script(_ENQUEUE)
         self._apply_next_chunk = self._redis.register_script(_APPLY_NEXT_CHUNK)
         self._records = self._redis.register_script(_RECORDS)
         self._wake = Event()
+        self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS)
         self._applier = gevent.spawn(self._apply_queued_jobs)
 
     @_available
     def ping(self):
-        self._redis.ping()
+        """Raises ValueError when the URL names a database the server does not have: a setting to fix,
+        not an outage."""
+        try:
+            self._redis.ping()
+        except redis.ResponseError as error:
+            if not str(error).startswith(_NO_SUCH_DATABASE):
+                raise
+            raise ValueError(self._no_such_database()) from None
+
+    def _no_such_database(self):
+        pool = self._redis.connection_pool
+        database = pool.connection_kwargs.get("db", 0)
+        # CONFIG may be refused (managed Redis services rename it): the message then goes without the count.
+        first_database = redis.ConnectionPool(connection_class=pool.connection_class,
+                                              **{**pool.connection_kwargs, "db": 0})
+        try:
+            count = int(redis.Redis(connection_pool=first_database).config_get("databases")["databases"])
+        except (redis.RedisError, KeyError):
+            return f"the Redis URL selects database {database}, which the server does not have"
+        finally:
+            first_database.disconnect()
+        return f"the Redis URL selects database {database}, but the server has {count} (0 to {count - 1})"
 
     @_available
     def get(self, key):
@@ -307,20 +413,32 @@ class RedisStore(Store):
         for start in range(0, len(records), size):
             chunks.append(_encode_chunk(records[start:start + size]))
             gevent.sleep(0)  # encoding 42,450 records takes tens of milliseconds
-        job = self._enqueue([BULK, JOBS, SIZE], [PREFIX, int(initial), len(records), *chunks])
+        job, pending = self._enqueue([BULK, JOBS, SIZE, REMAINING],
+                                     [PREFIX, int(initial), len(records), self._queue_records, *chunks])
         if not job:
-            return None
+            if initial:
+                return None
+            raise BulkQueueFull(pending, self._queue_records)
         self._wake.set()
         return job
 
     @_available
+    def needs_initial_data(self):
+        """Redis lost its data (restarted empty, flushed): no records, no job queued, and initial data
+        not queued since; decided in one round trip."""
+        with self._redis.pipeline(transaction=False) as pipeline:
+            size, queued, initial = pipeline.get(SIZE).llen(JOBS).hexists(BULK, "initial").execute()
+        return not int(size or 0) and not queued and not initial
+
+    @_available
     def bulk_status(self):
-        fields = self._redis.hmget(BULK, "latest_applied", "latest_total", "accepted", "applied", "records")
+        fields = self._redis.hmget(BULK, "latest_applied", "latest_total", "accepted", "applied", "records",
+                                   "pending", "failed")
         return BulkStatus.of(*(int(field or 0) for field in fields))
 
     def wait_idle(self, timeout=None):
-        """Every job accepted so far, by any worker, applied; False at once if Redis cannot be reached,
-        since what is queued stays queued in Redis for whichever worker runs next."""
+        """Every job accepted so far, by any worker, applied or given up on; False at once if Redis cannot
+        be reached, since what is queued stays queued in Redis for whichever worker runs next."""
         deadline = None if timeout is None else time.monotonic() + timeout
         target = None
         while True:
@@ -329,7 +447,7 @@ class RedisStore(Store):
             except StoreUnavailable:
                 return False
             target = status.jobs_accepted if target is None else target
-            if status.jobs_applied >= target:
+            if status.jobs_applied + status.jobs_failed >= target:
                 return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
@@ -343,24 +461,38 @@ class RedisStore(Store):
 
     def _apply_queued_jobs(self):
         """The background greenlet: apply queued chunks while there are any, yielding between them."""
-        down = False
+        paused = False
         while True:
             self._wake.wait(QUEUE_POLL_SECONDS)
             self._wake.clear()
             try:
-                while self._apply_one_chunk() >= 0:
+                while self._apply_one_chunk():
                     gevent.sleep(0)
             except StoreUnavailable as error:
-                if not down:
+                if not paused:
                     log.warning("bulk loading paused, will resume when the store is back: %s", error)
-                down = True
+                paused = True
             except Exception:  # a bug; the greenlet must live on to apply later jobs once it is fixed
-                if not down:
-                    log.exception("bulk loading failed; retrying every %ss", QUEUE_POLL_SECONDS)
-                down = True
+                self._failure_log.log(logging.ERROR, "bulk loading failed; retrying every %ss", QUEUE_POLL_SECONDS,
+                                      exc_info=True)
             else:
-                down = False
+                paused = False
 
     @_available
     def _apply_one_chunk(self):
-        return self._apply_next_chunk([JOBS, BULK, SIZE, COUNTRIES], [PREFIX])
+        """Apply the oldest job's next chunk. False when nothing is queued, or when the chunk failed and
+        is to be tried again at the next wake-up; True when there may be more to apply now."""
+        outcome, *failure = self._apply_next_chunk([JOBS, BULK, SIZE, COUNTRIES, REMAINING, DEAD, DEAD_ERRORS],
+                                                   [PREFIX, CHUNK_ATTEMPTS])
+        if outcome == b"idle":
+            return False
+        if outcome == b"applied":
+            return True
+        job, attempt, error = int(failure[0]), failure[1], failure[2].decode(errors="replace")
+        if outcome == b"failed":
+            self._failure_log.log(logging.WARNING, "bulk job %d: a chunk failed (attempt %d of %d), to be tried "
+                                  "again: %s", job, attempt, CHUNK_ATTEMPTS, error)
+            return False
+        self._failure_log.log(logging.ERROR, "bulk job %d given up after %d failed attempts, later jobs proceed; "
+                              "its chunks not applied are kept in %s:%d: %s", job, attempt, DEAD, job, error)
+        return True

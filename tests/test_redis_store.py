@@ -1,7 +1,10 @@
 """What only the Redis store has: jobs shared by workers, and a Redis that goes away and comes back."""
 
+import json
+import logging
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -9,8 +12,11 @@ import pytest
 import webtest
 
 from growth_gevent.app import RETRY_AFTER_SECONDS, create_app
-from growth_gevent.redis_store import MAX_GROUP_FIELDS, RedisStore
-from growth_gevent.store import StoreUnavailable
+from growth_gevent.bulk import COMPLETE
+from growth_gevent.redis_store import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, MAX_GROUP_FIELDS, RedisStore,
+                                       ThrottledLog)
+from growth_gevent.store import BulkQueueFull, StoreUnavailable
+from conftest import ROOT
 from live import wait_for
 from redis_server import RedisServer
 
@@ -19,8 +25,28 @@ TIMEOUT = 0.5
 WAIT_SECONDS = 10
 
 
-def open_store(server):
-    return RedisStore(server.url, pool_size=4, timeout=TIMEOUT, chunk_size=2)
+def open_store(server, **options):
+    return RedisStore(server.url, pool_size=4, timeout=TIMEOUT, chunk_size=2, **options)
+
+
+def series_records(country, years):
+    return [((country, "B", year), year) for year in range(years)]
+
+
+# A worker process that queues one job and exits before its background greenlet runs.
+QUEUE_AND_EXIT = """
+import sys, ujson
+from growth_gevent.redis_store import RedisStore
+store = RedisStore(sys.argv[1], pool_size=1, timeout=2, chunk_size=2)
+print(store.submit_bulk([(tuple(key), value) for key, value in ujson.loads(sys.argv[2])]))
+"""
+
+
+def queue_and_die(server, records):
+    """Queue ``records`` as one job from a worker that died before applying any of it; its number."""
+    queued = subprocess.run([sys.executable, "-c", QUEUE_AND_EXIT, server.url, json.dumps(records)],
+                            check=True, capture_output=True, text=True, cwd=ROOT)
+    return int(queued.stdout)
 
 
 @pytest.fixture
@@ -35,9 +61,7 @@ def shared(redis_server):
 
 def test_a_job_queued_by_a_worker_that_died_is_applied_by_another(redis_server):
     redis_server.flush()
-    dying = open_store(redis_server)
-    dying.submit_bulk([(("A", "B", year), year) for year in range(9)])
-    dying.close()  # before its background greenlet applied anything
+    queue_and_die(redis_server, series_records("A", 9))
     survivor = open_store(redis_server)
     try:
         assert survivor.bulk_status().jobs_applied == 0
@@ -316,3 +340,158 @@ def test_a_redis_at_its_client_limit_is_unavailable_not_an_error():
     finally:
         store.close()
         server.stop()
+
+
+def test_the_bulk_queue_is_bounded_across_workers_and_frees_room_as_jobs_are_applied(redis_server):
+    redis_server.flush()
+    queue_and_die(redis_server, series_records("A", 8))
+    store = open_store(redis_server, queue_records=10)
+    try:
+        with pytest.raises(BulkQueueFull) as refused:
+            store.submit_bulk(series_records("B", 3))
+        assert (refused.value.pending, refused.value.limit) == (8, 10)
+        assert store.bulk_status().jobs_accepted == 1  # nothing queued
+        assert store.submit_bulk(series_records("C", 2)) == 2  # up to the bound exactly
+        assert store.bulk_status().records_waiting == 10
+        assert store.wait_idle(WAIT_SECONDS)
+        assert store.bulk_status().records_waiting == 0
+        assert store.submit_bulk(series_records("D", 10)) == 3
+        assert store.wait_idle(WAIT_SECONDS)
+        assert store.size() == 20
+    finally:
+        store.close()
+
+
+def test_initial_data_is_exempt_from_the_queue_bound(redis_server):
+    redis_server.flush()
+    store = open_store(redis_server, queue_records=10)
+    try:
+        with pytest.raises(BulkQueueFull):
+            store.submit_bulk(series_records("A", 11))
+        assert store.submit_bulk(series_records("A", 11), initial=True) == 1
+        assert store.wait_idle(WAIT_SECONDS)
+        assert store.size() == 11
+    finally:
+        store.close()
+
+
+def break_job(direct, breakage):
+    """Make the chunks of job 1 (series A/B) fail to apply: a chunk that is not JSON, or the series'
+    key holding another type."""
+    if breakage == "malformed chunk":
+        direct.lset("growth:job:1", 0, "[not JSON")
+    else:
+        direct.set("growth:s:A/B", "a string where a hash should be")
+
+
+@pytest.mark.parametrize("breakage, error", [("malformed chunk", "Expected value"), ("key of another type", "WRONGTYPE")])
+def test_a_chunk_that_keeps_failing_moves_its_job_to_the_dead_letters_and_later_jobs_proceed(
+        redis_server, caplog, breakage, error):
+    redis_server.flush()
+    queue_and_die(redis_server, series_records("A", 4))  # job 1, two chunks
+    queue_and_die(redis_server, series_records("C", 4))  # job 2, waiting behind it
+    direct = redis_server.client()
+    break_job(direct, breakage)
+    chunks = direct.lrange("growth:job:1", 0, -1)
+    store = open_store(redis_server, queue_records=8)
+    try:
+        with caplog.at_level(logging.WARNING, logger="growth_gevent"):
+            assert store.wait_idle(WAIT_SECONDS)
+        status = store.bulk_status()
+        assert (status.state, status.jobs_accepted, status.jobs_applied, status.jobs_failed) == (COMPLETE, 2, 1, 1)
+        assert store.size() == 4 and store.get(("C", "B", 3)) == 3
+        assert direct.lrange("growth:dead", 0, -1) == [b"1"]
+        assert direct.lrange("growth:dead:1", 0, -1) == chunks  # kept whole for inspection, the failing one first
+        assert error in direct.hget("growth:dead:errors", "1").decode()
+        assert not direct.exists("growth:job:1")
+        assert store.submit_bulk(series_records("D", 8)) == 3  # the dead job's records no longer count
+    finally:
+        store.close()
+        direct.close()
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == CHUNK_ATTEMPTS
+    for attempt, line in enumerate(lines[:-1], 1):
+        assert line.startswith(f"bulk job 1: a chunk failed (attempt {attempt} of {CHUNK_ATTEMPTS})") and error in line
+    assert lines[-1].startswith(f"bulk job 1 given up after {CHUNK_ATTEMPTS} failed attempts") and error in lines[-1]
+    assert "growth:dead:1" in lines[-1]
+
+
+def test_failing_chunks_are_logged_up_to_the_limit_not_more(redis_server, caplog):
+    redis_server.flush()
+    jobs = FAILURE_LOG_LINES // CHUNK_ATTEMPTS + 1
+    for country in range(jobs):
+        queue_and_die(redis_server, series_records(f"A{country}", 1))
+    with redis_server.client() as direct:
+        for job in range(1, jobs + 1):
+            direct.lset(f"growth:job:{job}", 0, "[not JSON")
+    store = open_store(redis_server)
+    try:
+        with caplog.at_level(logging.WARNING, logger="growth_gevent"):
+            assert store.wait_idle(WAIT_SECONDS)
+        assert store.bulk_status().jobs_failed == jobs
+    finally:
+        store.close()
+    assert len(caplog.records) == FAILURE_LOG_LINES < jobs * CHUNK_ATTEMPTS
+
+
+def test_a_throttled_log_says_how_many_lines_it_left_out(caplog):
+    now = [0.0]
+    throttled = ThrottledLog(lines=2, window=60, clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="growth_gevent"):
+        for number in range(5):
+            throttled.log(logging.INFO, "line %d", number)
+        now[0] = 59.9
+        throttled.log(logging.INFO, "line %d", 5)
+        now[0] = 60.0
+        throttled.log(logging.INFO, "line %d", 6)
+    assert [record.getMessage() for record in caplog.records] == [
+        "line 0", "line 1", "line 6 (4 similar lines left out before this one)"]
+
+
+def test_a_redis_out_of_memory_pauses_bulk_loading_without_spending_attempts(own_redis, caplog):
+    queue_and_die(own_redis, series_records("A", 4))
+    store = open_store(own_redis)
+    with own_redis.client() as direct:
+        direct.config_set("maxmemory", 1)  # every write refused
+        try:
+            with caplog.at_level(logging.WARNING, logger="growth_gevent"):
+                assert not store.wait_idle(0.5)  # the applier tries every few milliseconds meanwhile
+            assert "bulk loading paused" in caplog.text and "chunk failed" not in caplog.text
+            direct.config_set("maxmemory", 0)
+            assert store.wait_idle(WAIT_SECONDS)
+            assert store.size() == 4 and store.bulk_status().jobs_failed == 0
+        finally:
+            store.close()
+
+
+@pytest.mark.parametrize("loss", ["FLUSHALL", "restart"])
+def test_needs_initial_data_when_redis_lost_its_data(own_redis, loss):
+    store = open_store(own_redis)
+    try:
+        assert store.needs_initial_data()  # a new Redis
+        assert store.submit_bulk(series_records("A", 3), initial=True) == 1
+        assert not store.needs_initial_data()  # queued
+        assert store.wait_idle(WAIT_SECONDS)
+        assert not store.needs_initial_data()  # applied
+        for year in range(3):
+            store.delete(("A", "B", year))
+        assert not store.needs_initial_data()  # emptied by clients: the marker stays
+        if loss == "FLUSHALL":
+            own_redis.flush()
+        else:
+            own_redis.stop()
+            own_redis.start()
+        assert store.needs_initial_data()
+        assert store.submit_bulk(series_records("A", 3), initial=True) == 1
+        assert not store.needs_initial_data()
+    finally:
+        store.close()
+
+
+def test_a_database_the_server_does_not_have_is_a_clear_value_error(own_redis):
+    store = RedisStore(own_redis.url.removesuffix("/0") + "/99", pool_size=2, timeout=TIMEOUT)
+    try:
+        with pytest.raises(ValueError, match=r"^the Redis URL selects database 99, but the server has 16 \(0 to 15\)$"):
+            store.ping()
+    finally:
+        store.close()
