@@ -6,9 +6,9 @@ import gc
 import json
 
 import falcon
-import gevent
 from gevent.lock import Semaphore
 
+from .bulk import let_io_run
 from .records import parse_records
 
 _READ_BLOCK = 64 * 1024
@@ -86,7 +86,7 @@ class BulkParser:
         """``[(key, value), ...]`` of a bulk body, or a typed falcon error (413, 400, 503), or InvalidRecord."""
         self._check_size(body)
         with self.slot(), gc_paused():
-            return parse_records(parse_json(body), pause=gevent.sleep)
+            return parse_records(parse_json(body), pause=let_io_run)
 
     @contextlib.contextmanager
     def slot(self):

@@ -1,4 +1,8 @@
+import time
+
 import gevent
+import gevent.socket
+from gevent.server import StreamServer
 
 from growth_gevent.bulk import COMPLETE, IDLE, IN_PROGRESS, BulkLoader, BulkStatus
 
@@ -55,3 +59,31 @@ def test_records_waiting_counts_accepted_records_not_yet_applied():
 def test_a_job_given_up_on_counts_as_done_for_the_state():
     assert BulkStatus.of(0, 5, 2, 1, 5, jobs_failed=1).state == COMPLETE
     assert BulkStatus.of(0, 5, 3, 1, 5, jobs_failed=1).state == IN_PROGRESS
+
+
+def test_a_client_waiting_on_a_socket_is_served_between_chunks():
+    def serve(sock, address):
+        sock.recv(1)
+        sock.sendall(b"x")
+        sock.close()
+
+    server = StreamServer(("127.0.0.1", 0), serve)
+    server.start()
+
+    def busy_chunk(chunk):  # CPU-bound like a real chunk: no I/O, no yield inside
+        started = time.perf_counter()
+        while time.perf_counter() - started < 0.01:
+            pass
+
+    loader = BulkLoader(busy_chunk, chunk_size=1)
+    loader.submit(list(range(30)))  # ~300 ms of work
+
+    def ask():
+        with gevent.socket.create_connection(server.address) as sock:
+            sock.sendall(b"?")
+            return sock.recv(1), loader.records_waiting()
+
+    answer, waiting = gevent.spawn(ask).get(timeout=5)
+    assert answer == b"x" and waiting > 20  # answered within the first few chunks, not after all of them
+    assert loader.wait_idle(5)
+    server.stop()
