@@ -32,6 +32,11 @@ export const options = {
   thresholds: {
     http_req_failed: ['rate<0.01'],
     'http_req_duration{endpoint:post}': ['p(95)<1000', 'p(99)<2000'],
+    // Set for this script's 5 VUs. A status request waits its turn behind the bulk work of the other
+    // posting clients on the process's one core, so its latency grows with their number: p95 2-18 ms at
+    // 5 VUs, 15-56 ms at 10, 60-110 ms at 20 on a shared 2-CPU machine, where the core is saturated from
+    // about 10 VUs on (the request rate stops growing). At 20 VUs it sits at this bound: more clients
+    // posting at once need more cores (WEB_CONCURRENCY over Redis), not a looser bound.
     'http_req_duration{endpoint:status}': ['p(95)<100', 'p(99)<250'],
     bulk_apply_duration: ['p(95)<5000', 'p(99)<10000'],
     checks: ['rate>0.99'],
