@@ -334,10 +334,20 @@ def reads_during(server, writers, seconds):
 
 
 def measure_reads_during_loads(server, payload, seconds):
-    """Reads while 3 MB loads are posted back to back, each applied before the next."""
+    """Reads while ``payload`` is posted again and again, each load applied before the next is posted."""
     result = reads_during(server, [lambda: load(server, payload)], seconds)
-    result["loads_applied"] = len(result.pop("writes"))
+    loads = result.pop("writes")
+    result.update(loads_applied=len(loads), load_ms_median=statistics.median(loads) * 1000)
     return result
+
+
+@contextlib.contextmanager
+def fresh_server():
+    """An in-memory server of its own, holding only the record that the reads GET."""
+    with contextlib.ExitStack() as stack:
+        server = start(stack)
+        put_record(server)
+        yield server
 
 
 def post_status(server, payload):
@@ -349,11 +359,9 @@ def post_status(server, payload):
 
 
 def measure_post_flood(payload, seconds):
-    """Ten clients POST the 500 kB-class file back to back, ignoring 503s, on a fresh server, while one
-    record is read: the read figures, the answers, and resident memory before and at its peak."""
-    with contextlib.ExitStack() as stack:
-        server = start(stack)
-        put_record(server)
+    """FLOOD_CLIENTS clients POST the 500 kB-class file back to back, ignoring 503s, while one record is
+    read: the read figures, the answers, and resident memory before and at its peak."""
+    with fresh_server() as server:
         rss_before = memory_bytes(server, "VmRSS")
         result = reads_during(server, [lambda: post_status(server, payload)] * FLOOD_CLIENTS, seconds)
         answers = collections.Counter(result.pop("writes"))
@@ -364,15 +372,11 @@ def measure_post_flood(payload, seconds):
 
 
 def measure_large_post(payload, seconds):
-    """A body just under the default limit, POSTed and applied one at a time on a fresh server, while one
-    record is read: the read figures, the loads' times and the peak resident memory."""
-    with contextlib.ExitStack() as stack:
-        server = start(stack)
-        put_record(server)
-        result = reads_during(server, [lambda: load(server, payload)], seconds)
-        loads = result.pop("writes")
-        result.update(loads_applied=len(loads), load_ms_median=statistics.median(loads) * 1000,
-                      body_bytes=len(payload), rss_peak_bytes=memory_bytes(server, "VmHWM"))
+    """Reads while a body just under the default limit is posted and applied, one at a time; with the
+    peak resident memory."""
+    with fresh_server() as server:
+        result = measure_reads_during_loads(server, payload, seconds)
+        result.update(body_bytes=len(payload), rss_peak_bytes=memory_bytes(server, "VmHWM"))
         return result
 
 
