@@ -29,9 +29,14 @@ moves its job to the dead letters, so that later jobs proceed.
 import collections
 import functools
 import logging
+import math
+import socket
 import time
 
 import gevent
+import gevent.socket
+import gevent.ssl
+import hiredis
 import redis
 import ujson
 from gevent.event import Event
@@ -57,8 +62,16 @@ CHUNK_ATTEMPTS = 3
 # next line says how many were not.
 FAILURE_LOG_LINES = 10
 FAILURE_LOG_WINDOW_SECONDS = 60.0
+# Record reads served from the worker's cache miss no write acknowledged more than this long before
+# (see ReadCache); 0 turns the cache off. While reads use it, a PING goes to Redis every quarter of it.
+CACHE_STALE_SECONDS = 0.1
+# Series the cache holds at most; past it, it starts again empty.
+CACHE_SERIES = 10_000
+INVALIDATIONS = "__redis__:invalidate"
 # Fields of one HSET in a bulk chunk: Lua's unpack() takes at most 8,000 values.
 MAX_GROUP_FIELDS = 4000
+# Records a list query examines per script, about 2 ms of Redis time (see records()).
+SCAN_BUDGET = 10_000
 # How often an idle worker looks for queued jobs that no worker is applying (one script call).
 QUEUE_POLL_SECONDS = 1.0
 WAIT_POLL_SECONDS = 0.005
@@ -185,8 +198,12 @@ end
 return {'applied', count}
 """
 
-# ARGV: prefix, country, indicator, first, last, offset, limit ('' for not given). Returns
-# {total, {country, indicator, year, value, ...}}. Years are compared as decimal integers of any length.
+# ARGV: prefix, country, indicator, first, last ('' for not given), skip, room, after country, after
+# indicator, budget. Reads series in order from the one after (after country, after indicator), or from
+# the first when those are '', until it has examined ``budget`` records: it skips ``skip`` matching
+# records, then takes up to ``room``. Returns {matching, {country, indicator, year, value, ...}, country,
+# indicator}: how many records of the series read match, the page part, and the last series read, or
+# '', '' when there is none after it. Years are compared as decimal integers of any length.
 _RECORDS = """
 local function less(a, b)
   local a_negative, b_negative = a:byte(1) == 45, b:byte(1) == 45
@@ -196,27 +213,40 @@ local function less(a, b)
   return a < b
 end
 local p, first, last = ARGV[1], ARGV[4], ARGV[5]
-local offset, limit = tonumber(ARGV[6]), tonumber(ARGV[7])
+local skip, room = tonumber(ARGV[6]), tonumber(ARGV[7])
+local after_country, after_indicator, budget = ARGV[8], ARGV[9], tonumber(ARGV[10])
 -- Up to 15 digits a number is exact as a Lua number: such years are compared as numbers, which is
 -- three times faster than less(); a longer year or bound falls back to less().
 local exact = #first <= 15 and #last <= 15
 local lowest = first == '' and -math.huge or tonumber(first)
 local highest = last == '' and math.huge or tonumber(last)
-local countries = ARGV[2] ~= '' and {ARGV[2]} or redis.call('ZRANGE', p .. 'countries', 0, -1)
-local total, page, taken = 0, {}, 0
+-- Each series costs at least 1 of the budget, so budget + 1 names (the first may be finished) are enough.
+local countries = ARGV[2] ~= '' and {ARGV[2]} or redis.call('ZRANGEBYLEX', p .. 'countries',
+  after_country == '' and '-' or '[' .. after_country, '+', 'LIMIT', 0, budget + 1)
+local total, page, examined = 0, {}, 0
 for _, country in ipairs(countries) do
-  local indicators = ARGV[3] ~= '' and {ARGV[3]} or redis.call('ZRANGE', p .. 'i:' .. country, 0, -1)
+  local after = country == after_country and after_indicator or ''
+  local indicators
+  if ARGV[3] ~= '' then
+    indicators = after == '' and {ARGV[3]} or {}
+  else
+    indicators = redis.call('ZRANGEBYLEX', p .. 'i:' .. country, after == '' and '-' or '(' .. after, '+',
+      'LIMIT', 0, budget)
+  end
   for _, indicator in ipairs(indicators) do
     local series = p .. 's:' .. country .. '/' .. indicator
     local years, count
     if first == '' and last == '' then
       count = redis.call('HLEN', series)
+      examined = examined + 1
     elseif first == last then
       years = redis.call('HEXISTS', series, first) == 1 and {first} or {}
       count = #years
+      examined = examined + 1
     else
       years, count = {}, 0
-      for _, year in ipairs(redis.call('HKEYS', series)) do
+      local all = redis.call('HKEYS', series)
+      for _, year in ipairs(all) do
         local number = exact and #year <= 15 and tonumber(year)
         if number then
           if number >= lowest and number <= highest then count = count + 1; years[count] = year end
@@ -224,22 +254,25 @@ for _, country in ipairs(countries) do
           count = count + 1; years[count] = year
         end
       end
+      examined = examined + #all
     end
-    if count > 0 and total + count > offset and taken < limit then
+    if count > skip and room > 0 then
       years = years or redis.call('HKEYS', series)
       table.sort(years, less)
-      local start = math.max(0, offset - total)
-      for k = start + 1, math.min(#years, start + limit - taken) do
+      local stop = math.min(#years, skip + room)
+      for k = skip + 1, stop do
         local n = #page
         page[n + 1], page[n + 2], page[n + 3] = country, indicator, years[k]
         page[n + 4] = redis.call('HGET', series, years[k])
-        taken = taken + 1
       end
+      room = room - (stop - skip)
     end
+    skip = math.max(0, skip - count)
     total = total + count
+    if examined >= budget then return {total, page, country, indicator} end
   end
 end
-return {total, page}
+return {total, page, '', ''}
 """
 
 
@@ -313,6 +346,204 @@ class ThrottledLog:
         log.log(level, message, *args, exc_info=exc_info)
 
 
+def _command(*arguments):
+    """One command in RESP, as Redis reads it."""
+    encoded = [argument if isinstance(argument, bytes) else str(argument).encode() for argument in arguments]
+    return b"*%d\r\n" % len(encoded) + b"".join(b"$%d\r\n%s\r\n" % (len(part), part) for part in encoded)
+
+
+_PING = _command("PING")
+_UNKNOWN = object()  # a year that the cache has no answer for
+
+
+class ReadCache:
+    """Records read from Redis, kept in the worker until Redis says that their series changed.
+
+    A connection of the cache's own asks Redis for an invalidation message whenever any series key is
+    written, by anyone (``CLIENT TRACKING`` in broadcast mode, Redis 6 or later), and a greenlet drops
+    each series named. Messages arrive within a fraction of a millisecond, but a worker busy with other
+    greenlets, or a connection that stalled, could read them late; so a cached value is only served
+    while Redis answered, on that connection, a PING sent at most ``stale_seconds`` earlier: every
+    invalidation of a write acknowledged before that PING came before its answer. A read served from
+    the cache therefore misses no write acknowledged more than ``stale_seconds`` before it; past that
+    the read goes to Redis. Cached values are trusted only from the PING answered after the
+    subscription, so the cache is emptied whenever the connection is made again.
+
+    A value read from Redis is kept only if its series was not invalidated while it was read (the
+    invalidation replaces the series' dict, which the read checks). The worker's own writes drop their
+    series as soon as they are answered, so a worker always reads its own writes.
+    """
+
+    def __init__(self, url, timeout, verify_tls, stale_seconds):
+        self._options = redis.connection.parse_url(url)
+        self._timeout = timeout
+        self._verify_tls = verify_tls
+        self._stale_seconds = stale_seconds
+        self._ping_seconds = stale_seconds / 4
+        self._series = {}  # series key -> {year: value, or None for no record}
+        self._fresh_as_of = -math.inf  # when the last PING answered was sent
+        self._pings = collections.deque()  # when each PING not yet answered was sent
+        self._connection = None
+        self._wanted = Event()  # a read would like a fresher PING
+        self._greenlets = []
+        self._off = False  # the connection was lost, and not made again yet
+        self._refused = False  # Redis refused tracking: reads go to Redis
+
+    def get(self, series_key, year, read):
+        """The value of ``year`` in the series, from the cache or else ``read()`` from Redis and kept."""
+        if self._refused:
+            return read()
+        if not self._greenlets:
+            self._greenlets = [gevent.spawn(self._follow), gevent.spawn(self._ping)]
+        age = time.monotonic() - self._fresh_as_of
+        if age > self._ping_seconds:
+            self._wanted.set()
+        series = self._series.get(series_key)
+        if series is not None and age <= self._stale_seconds:
+            value = series.get(year, _UNKNOWN)
+            if value is not _UNKNOWN:
+                return value
+        if series is None:
+            if len(self._series) >= CACHE_SERIES:
+                self._series.clear()
+            series = self._series[series_key] = {}
+        value = read()
+        if self._series.get(series_key) is series:
+            series[year] = value
+        return value
+
+    def forget(self, series_key):
+        """The worker wrote to the series: what is cached of it is no longer true."""
+        self._series.pop(series_key, None)
+
+    def close(self):
+        gevent.killall(self._greenlets)
+        if self._connection is not None:
+            self._connection.close()
+
+    def _follow(self):
+        """The greenlet that reads invalidations and PING answers, connecting again when cut off."""
+        while True:
+            try:
+                self._subscribe()
+                reader = hiredis.Reader()
+                while True:
+                    _receive_into(reader, self._connection)
+                    while (message := reader.gets()) is not False:
+                        self._receive(message)
+            except (OSError, hiredis.ProtocolError) as error:  # ConnectionError and socket timeouts too
+                if not self._off:
+                    log.warning("read cache off until its connection to Redis is back: %s", error)
+                self._off = True
+            except _TrackingRefused as error:
+                log.warning("read cache off: %s", error)
+                self._refused = True
+                return
+            finally:
+                self._disconnect()
+            gevent.sleep(QUEUE_POLL_SECONDS)
+
+    def _subscribe(self):
+        connection = self._open_socket()
+        try:
+            reader = hiredis.Reader()
+
+            def ask(*arguments):
+                connection.sendall(_command(*arguments))
+                while (reply := reader.gets()) is False:
+                    _receive_into(reader, connection)
+                if isinstance(reply, hiredis.ReplyError):
+                    raise _TrackingRefused(f"Redis refused {arguments[0]} {arguments[1]}: {reply}")
+                return reply
+
+            password, username = self._options.get("password"), self._options.get("username")
+            if password is not None:
+                ask("AUTH", *([username] if username else []), password)
+            own_id = ask("CLIENT", "ID")
+            ask("CLIENT", "TRACKING", "on", "REDIRECT", own_id, "BCAST", "PREFIX", PREFIX + "s:")
+            ask("SUBSCRIBE", INVALIDATIONS)
+        except BaseException:
+            connection.close()
+            raise
+        connection.settimeout(None)  # it waits for messages as long as there are none; see _ping
+        self._series.clear()
+        self._pings.clear()
+        self._connection = connection
+        self._wanted.set()
+        if self._off:
+            log.info("read cache on again")
+            self._off = False
+
+    def _open_socket(self):
+        options = self._options
+        if "path" in options:
+            connection = gevent.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.settimeout(self._timeout)
+            connection.connect(options["path"])
+            return connection
+        host = options.get("host", "localhost")
+        connection = gevent.socket.create_connection((host, options.get("port", 6379)), self._timeout)
+        if options.get("connection_class") is not redis.connection.SSLConnection:
+            return connection
+        # gevent's context, whose sockets wait cooperatively (create_default_context() makes the standard one).
+        context = gevent.ssl.SSLContext(gevent.ssl.PROTOCOL_TLS_CLIENT)
+        context.load_default_certs()
+        if not self._verify_tls:
+            context.check_hostname = False
+            context.verify_mode = gevent.ssl.CERT_NONE
+        return context.wrap_socket(connection, server_hostname=host)
+
+    def _receive(self, message):
+        kind = message[0]
+        if kind == b"message":
+            keys = message[2]
+            if keys is None:  # FLUSHALL, FLUSHDB
+                self._series.clear()
+                return
+            for key in keys:
+                self._series.pop(key.decode(errors="surrogateescape"), None)
+        elif kind == b"pong":
+            self._fresh_as_of = self._pings.popleft()
+
+    def _ping(self):
+        """The greenlet that sends a PING when a read finds the last answered one older than a quarter of
+        the bound, one at a time; a PING unanswered for the store's timeout cuts the connection, which
+        _follow then makes again."""
+        while True:
+            self._wanted.wait()
+            self._wanted.clear()
+            connection = self._connection
+            if connection is None:
+                continue  # _subscribe asks for a PING once connected
+            if self._pings:
+                if time.monotonic() - self._pings[0] > self._timeout:
+                    connection.close()
+                continue
+            self._pings.append(time.monotonic())
+            try:
+                connection.sendall(_PING)
+            except OSError:
+                pass  # _follow sees it too, and connects again
+
+    def _disconnect(self):
+        self._fresh_as_of = -math.inf
+        self._series.clear()
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def _receive_into(reader, connection):
+    data = connection.recv(65536)
+    if not data:
+        raise ConnectionResetError("Redis closed the connection")
+    reader.feed(data)
+
+
+class _TrackingRefused(Exception):
+    """Redis refused a command the read cache needs (older than 6.0, or the command disabled)."""
+
+
 class RedisStore(Store):
     """The store in Redis, through a blocking pool of ``pool_size`` connections shared by the greenlets.
 
@@ -320,12 +551,14 @@ class RedisStore(Store):
     when Redis refuses, the call raises :class:`StoreUnavailable`. Nothing is retried: a script whose
     answer was lost may have run, and running it again would answer wrongly (a second PUT's 200 for a
     created record) or queue a bulk job twice. The pool reconnects a connection that Redis closed before
-    handing it out, so the first request after a Redis restart succeeds anyway.
+    handing it out, so the first request after a Redis restart succeeds anyway. Record reads go through
+    a :class:`ReadCache`, which holds one more connection.
     """
 
     def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE, verify_tls=True,
-                 queue_records=DEFAULT_BULK_QUEUE_RECORDS):
-        """``queue_records``: the bound of :meth:`submit_bulk`, on every worker's jobs together."""
+                 queue_records=DEFAULT_BULK_QUEUE_RECORDS, cache_stale_seconds=CACHE_STALE_SECONDS):
+        """``queue_records``: the bound of :meth:`submit_bulk`, on every worker's jobs together;
+        ``cache_stale_seconds``: that of :class:`ReadCache` for record reads, 0 for no cache."""
         # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
         tls = {} if verify_tls or not url.lower().startswith("rediss://") else {"ssl_cert_reqs": "none"}
         pool = redis.BlockingConnectionPool.from_url(
@@ -339,6 +572,7 @@ class RedisStore(Store):
         self._enqueue = self._redis.register_script(_ENQUEUE)
         self._apply_next_chunk = self._redis.register_script(_APPLY_NEXT_CHUNK)
         self._records = self._redis.register_script(_RECORDS)
+        self._cache = ReadCache(url, timeout, verify_tls, cache_stale_seconds) if cache_stale_seconds else None
         self._wake = Event()
         self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS)
         self._applier = gevent.spawn(self._apply_queued_jobs)
@@ -371,18 +605,37 @@ class RedisStore(Store):
     @_available
     def get(self, key):
         country, indicator, year = key
-        raw = self._redis.hget(_series_key(country, indicator), year)
+        series_key = _series_key(country, indicator)
+        if self._cache is None:
+            return self._read(series_key, year)
+        return self._cache.get(series_key, year, lambda: self._read(series_key, year))
+
+    def _read(self, series_key, year):
+        raw = self._redis.hget(series_key, year)
         return None if raw is None else ujson.loads(raw)
 
     @_available
     def put(self, key, value):
         country, indicator, year = key
-        return self._put(_record_keys(country, indicator), [year, ujson.dumps(value), country, indicator]) == 1
+        keys = _record_keys(country, indicator)
+        try:
+            return self._put(keys, [year, ujson.dumps(value), country, indicator]) == 1
+        finally:
+            self._forget(keys[0])
 
     @_available
     def delete(self, key):
         country, indicator, year = key
-        return self._delete(_record_keys(country, indicator), [year, country, indicator]) == 1
+        keys = _record_keys(country, indicator)
+        try:
+            return self._delete(keys, [year, country, indicator]) == 1
+        finally:
+            self._forget(keys[0])
+
+    def _forget(self, series_key):
+        # Also when the write failed: its answer may have been lost after it was made.
+        if self._cache is not None:
+            self._cache.forget(series_key)
 
     @_available
     def size(self):
@@ -400,11 +653,19 @@ class RedisStore(Store):
 
     @_available
     def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+        """Read in scripts of SCAN_BUDGET records each, so that a query across the whole store holds
+        Redis no longer than one of them at a time: each series is read whole, in one script, but a
+        write between two scripts may show in the series read after it and not in those before."""
         given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
-        total, flat = self._records([], [PREFIX, *given, offset, limit])
-        page = [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), ujson.loads(flat[k + 3]))
-                for k in range(0, len(flat), 4)]
-        return total, page
+        total, page, after = 0, [], ("", "")
+        while True:
+            matching, flat, *after = self._records(
+                [], [PREFIX, *given, max(0, offset - total), limit - len(page), *after, SCAN_BUDGET])
+            total += matching
+            page += [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), ujson.loads(flat[k + 3]))
+                     for k in range(0, len(flat), 4)]
+            if not after[0]:
+                return total, page
 
     @_available
     def submit_bulk(self, records, initial=False):
@@ -456,6 +717,8 @@ class RedisStore(Store):
 
     def close(self):
         self._applier.kill()
+        if self._cache is not None:
+            self._cache.close()
         self._redis.close()
         self._redis.connection_pool.disconnect()
 

@@ -8,14 +8,16 @@ import sys
 import threading
 import time
 
+import gevent
 import pytest
 import webtest
 
 from growth_gevent.app import RETRY_AFTER_SECONDS, create_app
+from growth_gevent import redis_store
 from growth_gevent.bulk import COMPLETE
 from growth_gevent.redis_store import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, MAX_GROUP_FIELDS, RedisStore,
                                        ThrottledLog)
-from growth_gevent.store import BulkQueueFull, StoreUnavailable
+from growth_gevent.store import BulkQueueFull, MemoryStore, StoreUnavailable
 from conftest import ROOT
 from live import wait_for
 from redis_server import RedisServer
@@ -186,6 +188,8 @@ def test_a_self_signed_certificate_is_refused_unless_verification_is_off(self_si
     try:
         if works:
             assert store.put(KEY, 1) is True and store.get(KEY) == 1
+            with self_signed_redis.client() as direct:
+                wait_for(lambda: served_from_cache(store, KEY, direct))  # its own connection is TLS too
         else:
             with pytest.raises(StoreUnavailable, match="certificate verify failed"):
                 store.get(KEY)
@@ -495,3 +499,154 @@ def test_a_database_the_server_does_not_have_is_a_clear_value_error(own_redis):
             store.ping()
     finally:
         store.close()
+
+
+def hget_calls(direct):
+    return direct.info("commandstats").get("cmdstat_hget", {}).get("calls", 0)
+
+
+def served_from_cache(store, key, direct):
+    """Whether a read of ``key`` is answered without asking Redis, after yielding to the store's greenlets."""
+    gevent.sleep(0.01)
+    before = hget_calls(direct)
+    store.get(key)
+    return hget_calls(direct) == before
+
+
+def cache_record(store, direct):
+    """KEY holds 1, read once and then served from the store's cache."""
+    store.put(KEY, 1)
+    assert store.get(KEY) == 1
+    wait_for(lambda: served_from_cache(store, KEY, direct))
+
+
+@pytest.fixture
+def cached(redis_server):
+    """A store whose cache only invalidation can refresh (a bound far beyond the tests' deadlines),
+    another store on the same Redis (another worker), and a direct client."""
+    redis_server.flush()
+    store = RedisStore(redis_server.url, pool_size=2, timeout=TIMEOUT, cache_stale_seconds=3600)
+    other = open_store(redis_server)
+    direct = redis_server.client()
+    cache_record(store, direct)
+    yield store, other, direct
+    store.close()
+    other.close()
+    direct.close()
+
+
+def test_a_record_read_again_is_served_from_the_worker_cache_also_when_absent(cached):
+    store, _, direct = cached
+    absent = ("BRZ", "NGDP_R", 1999)
+    assert store.get(absent) is None
+    assert served_from_cache(store, absent, direct) and store.get(absent) is None
+
+
+def write_elsewhere(other, direct, write):
+    {"put": lambda: other.put(KEY, 2),
+     "delete": lambda: other.delete(KEY),
+     "bulk": lambda: other.submit_bulk([(KEY, 2)]) and other.wait_idle(WAIT_SECONDS),
+     "FLUSHALL": direct.flushall}[write]()
+
+
+@pytest.mark.parametrize("write, value", [("put", 2), ("delete", None), ("bulk", 2), ("FLUSHALL", None)])
+def test_a_write_by_another_worker_reaches_the_cache(cached, write, value):
+    store, other, direct = cached
+    write_elsewhere(other, direct, write)
+    wait_for(lambda: gevent.sleep(0.001) or store.get(KEY) == value, timeout=5)
+
+
+@pytest.mark.parametrize("write, value", [("put", 2), ("delete", None)])
+def test_a_worker_reads_its_own_writes_at_once(cached, write, value):
+    store, _, _ = cached
+    if write == "put":
+        store.put(KEY, 2)
+    else:
+        store.delete(KEY)
+    assert store.get(KEY) == value  # without yielding: the invalidation from Redis is not read yet
+
+
+def test_the_cache_is_emptied_when_its_invalidations_are_cut_off(cached):
+    store, _, direct = cached
+    direct.client_kill_filter(_type="pubsub")
+    direct.hset("growth:s:BRZ/NGDP_R", 2002, 2)  # its invalidation has nowhere to go
+    wait_for(lambda: gevent.sleep(0.001) or store.get(KEY) == 2, timeout=5)
+    wait_for(lambda: served_from_cache(store, KEY, direct), timeout=5)  # on again once reconnected
+
+
+def test_a_cached_read_misses_no_write_acknowledged_longer_ago_than_the_bound(redis_server):
+    redis_server.flush()
+    bound = 0.5
+    store = RedisStore(redis_server.url, pool_size=2, timeout=TIMEOUT, cache_stale_seconds=bound)
+    try:
+        with redis_server.client() as direct:
+            cache_record(store, direct)
+            direct.hset("growth:s:BRZ/NGDP_R", 2002, 2)
+            acknowledged = time.monotonic()
+            # From here nothing yields to the store's greenlets, so the invalidation stays unread:
+            # the cache answers the old value, until the bound has passed.
+            assert store.get(KEY) == 1
+            wait_for(lambda: store.get(KEY) == 2, timeout=5)
+            assert time.monotonic() - acknowledged <= bound + 0.05
+    finally:
+        store.close()
+
+
+def grid_records():
+    """4 countries of 3 indicators of 6 years (one series holding only negative years), 72 records."""
+    return [((country, indicator, year if indicator != "N" else -year), year * 10 + len(country))
+            for country in ("AA", "B", "CC", "D") for indicator in ("M", "N", "P") for year in range(1, 7)]
+
+
+QUERIES = [{}, {"offset": 5, "limit": 7}, {"offset": 70}, {"limit": 1000}, {"first": 2, "last": 4},
+           {"first": 2, "last": 4, "offset": 10, "limit": 5}, {"first": -3, "last": 3}, {"first": 3, "last": 3},
+           {"first": 5}, {"last": -2, "offset": 1}, {"country": "CC", "first": 2, "last": 5, "offset": 2},
+           {"indicator": "P", "offset": 3, "limit": 4}, {"country": "B", "indicator": "N"}, {"country": "E"},
+           {"first": 7, "last": 9}]
+
+
+@pytest.mark.parametrize("budget", [1, 5, 13, 10_000])
+def test_a_list_query_read_in_several_scripts_answers_as_the_memory_store(redis_server, monkeypatch, budget):
+    monkeypatch.setattr(redis_store, "SCAN_BUDGET", budget)
+    redis_server.flush()
+    store, memory = open_store(redis_server), MemoryStore()
+    try:
+        for each in (store, memory):
+            each.submit_bulk(grid_records())
+            assert each.wait_idle(WAIT_SECONDS)
+        for query in QUERIES:
+            assert store.records(**query) == memory.records(**query), query
+    finally:
+        store.close()
+        memory.close()
+
+
+def test_a_list_query_across_the_store_examines_at_most_the_budget_per_script(redis_server, monkeypatch):
+    """A script stops at the series that reaches SCAN_BUDGET records: with 10, two series of 6 years each."""
+    monkeypatch.setattr(redis_store, "SCAN_BUDGET", 10)
+    redis_server.flush()
+    store = open_store(redis_server)
+    try:
+        store.submit_bulk(grid_records())
+        assert store.wait_idle(WAIT_SECONDS)
+        with redis_server.client() as direct:
+            direct.config_resetstat()
+            assert store.records(first=1, last=6)[0] == 48
+            # 12 series, 2 per script, and a last script that finds none after them.
+            assert direct.info("commandstats")["cmdstat_evalsha"]["calls"] == 7
+    finally:
+        store.close()
+
+
+def test_the_cache_follows_a_redis_on_a_unix_socket(tmp_path):
+    path = tmp_path / "redis.sock"
+    server = RedisServer(settings=["--unixsocket", str(path), "--unixsocketperm", "700"]).start()
+    store = RedisStore(f"unix://{path}", pool_size=2, timeout=TIMEOUT, cache_stale_seconds=3600)
+    try:
+        with server.client() as direct:
+            cache_record(store, direct)
+            direct.hset("growth:s:BRZ/NGDP_R", 2002, 2)
+            wait_for(lambda: gevent.sleep(0.001) or store.get(KEY) == 2, timeout=5)
+    finally:
+        store.close()
+        server.stop()
