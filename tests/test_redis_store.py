@@ -52,6 +52,15 @@ def queue_and_die(server, records):
 
 
 @pytest.fixture
+def fresh(redis_server):
+    """A store on the session's Redis, flushed."""
+    redis_server.flush()
+    store = open_store(redis_server)
+    yield store
+    store.close()
+
+
+@pytest.fixture
 def shared(redis_server):
     """Two stores on one Redis: what two worker processes see."""
     redis_server.flush()
@@ -256,7 +265,8 @@ def lossy(redis_server):
     redis_server.flush()
     proxy = ReplyDroppingProxy(redis_server.port)
     store = RedisStore(proxy.url, pool_size=2, timeout=TIMEOUT, chunk_size=2)
-    assert store.size() == 0  # connected
+    # Connected: the pipelined connection (records) and a pooled one (bulk loads).
+    assert store.size() == 0 and store.needs_initial_data()
     yield store, proxy, redis_server.client()
     store.close()
     proxy.close()
@@ -356,7 +366,6 @@ def test_the_bulk_queue_is_bounded_across_workers_and_frees_room_as_jobs_are_app
         assert (refused.value.pending, refused.value.limit) == (8, 10)
         assert store.bulk_status().jobs_accepted == 1  # nothing queued
         assert store.submit_bulk(series_records("C", 2)) == 2  # up to the bound exactly
-        assert store.bulk_status().records_waiting == 10
         assert store.wait_idle(WAIT_SECONDS)
         assert store.bulk_status().records_waiting == 0
         assert store.submit_bulk(series_records("D", 10)) == 3
@@ -621,21 +630,16 @@ def test_a_list_query_read_in_several_scripts_answers_as_the_memory_store(redis_
         memory.close()
 
 
-def test_a_list_query_across_the_store_examines_at_most_the_budget_per_script(redis_server, monkeypatch):
+def test_a_list_query_across_the_store_examines_at_most_the_budget_per_script(fresh, redis_server, monkeypatch):
     """A script stops at the series that reaches SCAN_BUDGET records: with 10, two series of 6 years each."""
     monkeypatch.setattr(redis_store, "SCAN_BUDGET", 10)
-    redis_server.flush()
-    store = open_store(redis_server)
-    try:
-        store.submit_bulk(grid_records())
-        assert store.wait_idle(WAIT_SECONDS)
-        with redis_server.client() as direct:
-            direct.config_resetstat()
-            assert store.records(first=1, last=6)[0] == 48
-            # 12 series, 2 per script, and a last script that finds none after them.
-            assert direct.info("commandstats")["cmdstat_evalsha"]["calls"] == 7
-    finally:
-        store.close()
+    fresh.submit_bulk(grid_records())
+    assert fresh.wait_idle(WAIT_SECONDS)
+    with redis_server.client() as direct:
+        direct.config_resetstat()
+        assert fresh.records(first=1, last=6)[0] == 48
+        # 12 series, 2 per script, and a last script that finds none after them.
+        assert direct.info("commandstats")["cmdstat_evalsha"]["calls"] == 7
 
 
 def test_the_cache_follows_a_redis_on_a_unix_socket(tmp_path):
@@ -650,3 +654,48 @@ def test_the_cache_follows_a_redis_on_a_unix_socket(tmp_path):
     finally:
         store.close()
         server.stop()
+
+
+def in_greenlets(count, call):
+    """``call()`` from ``count`` greenlets at once: what each returned, or the StoreUnavailable it raised."""
+    greenlets = [gevent.spawn(unavailable_or_value, call) for _ in range(count)]
+    gevent.joinall(greenlets, raise_error=True)
+    return [greenlet.value for greenlet in greenlets]
+
+
+def unavailable_or_value(call):
+    try:
+        return call()
+    except StoreUnavailable as error:
+        return error
+
+
+def test_concurrent_requests_share_round_trips_to_redis(own_redis):
+    store = open_store(own_redis)
+    try:
+        store.size()  # connected
+        with own_redis.client() as direct:
+            direct.config_resetstat()
+            assert in_greenlets(50, lambda: store.put(KEY, 1)).count(True) == 1
+            stats = direct.info("stats")
+        # 50 scripts, and the reads of the direct client's two commands: Redis read them in a few reads.
+        assert stats["total_reads_processed"] < 10
+        assert store.get(KEY) == 1 and store.size() == 1
+    finally:
+        store.close()
+
+
+def test_past_the_queue_of_commands_requests_are_refused_at_once(fresh, monkeypatch):
+    monkeypatch.setattr(redis_store, "MAX_QUEUED_COMMANDS", 3)
+    fresh.size()  # connected
+    outcomes = in_greenlets(5, fresh.size)
+    assert outcomes[:3] == [0, 0, 0]  # served in the order they came
+    assert all("3 commands are already waiting for Redis" in str(outcome) for outcome in outcomes[3:])
+
+
+def test_a_connection_that_redis_closed_while_idle_is_replaced_before_a_write_is_sent(fresh, redis_server):
+    assert fresh.put(KEY, 1) is True
+    with redis_server.client() as direct:
+        assert direct.client_kill_filter(_type="normal", skip_me=True) >= 1
+    assert fresh.put(KEY, 2) is False  # sent on a new connection, not lost on the closed one
+    assert fresh.get(KEY) == 2
