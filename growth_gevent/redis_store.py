@@ -670,7 +670,7 @@ class Pipeline:
     def _open(self):
         try:
             connection = _open_connection(self._options, self._timeout, self._verify_tls)
-        except _LOST as error:
+        except (*_LOST, redis.RedisError) as error:  # RedisError: AUTH or SELECT refused
             return redis.ConnectionError(f"cannot connect to Redis: {error}")
         connection.settimeout(None)  # how long a reply may take is up to call()
         self._link = _Link(connection, self._lost)
