@@ -631,8 +631,9 @@ def test_a_list_query_read_in_several_scripts_answers_as_the_memory_store(redis_
 
 
 def test_a_list_query_across_the_store_examines_at_most_the_budget_per_script(fresh, redis_server, monkeypatch):
-    """A script stops at the series that reaches SCAN_BUDGET records: with 10, two series of 6 years each."""
-    monkeypatch.setattr(redis_store, "SCAN_BUDGET", 10)
+    """A script stops at the series that reaches SCAN_BUDGET: with 20, two series of 6 years and 4 each."""
+    monkeypatch.setattr(redis_store, "SCAN_BUDGET", 20)
+    monkeypatch.setattr(redis_store, "SCAN_SERIES_COST", 4)
     fresh.submit_bulk(grid_records())
     assert fresh.wait_idle(WAIT_SECONDS)
     with redis_server.client() as direct:
