@@ -45,7 +45,7 @@ from redis._parsers import BaseParser  # redis-py's mapping of error replies to 
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from .bulk import DEFAULT_CHUNK_SIZE, BulkStatus
+from .bulk import DEFAULT_CHUNK_SIZE, BulkStatus, let_io_run
 from .config import DEFAULT_BULK_QUEUE_RECORDS
 from .store import BulkQueueFull, Store, StoreUnavailable
 
@@ -889,7 +889,7 @@ class RedisStore(Store):
         size = self._chunk_size
         for start in range(0, len(records), size):
             chunks.append(_encode_chunk(records[start:start + size]))
-            gevent.sleep(0)  # encoding 42,450 records takes tens of milliseconds
+            let_io_run()  # encoding 42,450 records takes tens of milliseconds
         job, pending = self._enqueue([BULK, JOBS, SIZE, REMAINING],
                                      [PREFIX, int(initial), len(records), self._queue_records, *chunks])
         if not job:
@@ -947,7 +947,7 @@ class RedisStore(Store):
             self._wake.clear()
             try:
                 while self._apply_one_chunk():
-                    gevent.sleep(0)
+                    let_io_run()
             except StoreUnavailable as error:
                 if not paused:
                     log.warning("bulk loading paused, will resume when the store is back: %s", error)
