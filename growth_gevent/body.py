@@ -181,6 +181,9 @@ def _read_bounded(stream, content_length, max_bytes, reservation):
 def _read(stream, size):
     try:
         return stream.read(size)
+    except TimeoutError:  # the server's body deadline (GROWTH_BODY_TIMEOUT), or it is shutting down
+        raise falcon.HTTPError(falcon.HTTP_408, description="request body not received in time",
+                               headers={"Connection": "close"}) from None
     except (OSError, ValueError):
         raise falcon.HTTPBadRequest(description="request body could not be read") from None
 

@@ -1,13 +1,15 @@
 """Several worker processes on one port: a small pre-fork supervisor.
 
 The listening socket is bound before the fork, so every worker accepts on it and the kernel hands
-each connection to one of them. The supervisor only forwards SIGTERM/SIGINT/SIGHUP (as SIGTERM), restarts a worker that
-died, and waits for all of them to finish their graceful shutdown.
+each connection to one of them. The supervisor only forwards SIGTERM/SIGINT/SIGHUP (as SIGTERM),
+restarts a worker that died, gives up when workers keep dying as they start, and waits for all of
+them to finish their graceful shutdown.
 """
 
 import logging
 import os
 import signal
+import time
 
 import gevent
 from gevent.os import fork_and_watch
@@ -17,6 +19,10 @@ from .server import STOP_SIGNALS, ignore_signals, stop_on_signals
 
 # A worker that dies at once must not be restarted in a tight loop.
 RESTART_DELAY_SECONDS = 1.0
+# A worker that dies within this time of its start failed to boot; after this many such failures
+# in a row the supervisor stops instead of restarting forever (a bad deployment, not bad luck).
+BOOT_SECONDS = 10.0
+MAX_BOOT_FAILURES = 3
 # Past the workers' own shutdown timeout, how long to wait before killing them.
 KILL_GRACE_SECONDS = 5.0
 # How often a worker checks that its supervisor is alive.
@@ -26,80 +32,131 @@ log = logging.getLogger("growth_gevent")
 
 
 def run_workers(count, serve_worker, listener, shutdown_timeout):
-    """Fork ``count`` processes running ``serve_worker(index, stop)`` until a signal; ``stop`` is the
-    worker's Event set by SIGTERM/SIGINT/SIGHUP, and serve_worker returns the worker's exit code.
+    """Fork ``count`` workers and supervise them until a stop signal; the exit code (see Supervisor)."""
+    return Supervisor(count, serve_worker, listener, shutdown_timeout).run()
 
+
+class Supervisor:
+    """Forks ``count`` processes running ``serve_worker(index, stop)`` and keeps them running.
+
+    ``stop`` is the worker's Event set by a stop signal; serve_worker returns the worker's exit code.
     ``listener`` is the socket the workers accept on; the supervisor keeps it open to start new workers
     and closes it when stopping, so that the port refuses connections once every worker has closed it.
-    Returns 0 when every worker shut down cleanly, else 1.
+    Each event (a stop signal, a worker's exit, a restart that is due) is one method, as in gunicorn's
+    Arbiter. ``fork``, ``kill`` and ``clock`` are the operating system's unless a test fakes them.
     """
-    events = Queue()
-    handlers = [gevent.signal_handler(signum, events.put, ("stop", signum, None)) for signum in STOP_SIGNALS]
-    handlers += ignore_signals()
-    workers = {}  # pid -> index
-    restarting = set()  # indexes of workers that died, to be started again after RESTART_DELAY_SECONDS
-    supervisor = os.getpid()
 
-    def start(index):
+    def __init__(self, count, serve_worker, listener, shutdown_timeout,
+                 fork=fork_and_watch, kill=os.kill, clock=time.monotonic):
+        self._count = count
+        self._serve_worker = serve_worker
+        self._listener = listener
+        self._shutdown_timeout = shutdown_timeout
+        self._fork = fork
+        self._kill = kill
+        self._clock = clock
+        self.events = Queue()
+        self.workers = {}  # pid -> (index, started at)
+        self._restarting = set()  # indexes of dead workers whose restart is scheduled
+        self._boot_failures = 0
+        self._stopping = False
+        self._exit_code = 0
+        self._handlers = []
+        self._pid = os.getpid()
+
+    def run(self):
+        """Supervise until every worker has stopped; 0 when each shut down cleanly, else 1."""
+        self._handlers = [gevent.signal_handler(signum, self.events.put, ("stop", signum))
+                          for signum in STOP_SIGNALS] + ignore_signals()
+        for index in range(self._count):
+            self.spawn(index)
+        while self.workers or self._restarting and not self._stopping:
+            kind, detail, *rest = self.events.get()
+            getattr(self, f"on_{kind}")(detail, *rest)
+        log.info("stopped")
+        return self._exit_code
+
+    def spawn(self, index):
         # A signal between the fork and the worker's own handlers would kill the worker: hold it back.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
-            pid = fork_and_watch(lambda watcher: events.put(("exit", watcher.pid, watcher.rstatus)), ref=True)
+            pid = self._fork(lambda watcher: self.events.put(("exit", watcher.pid, watcher.rstatus)), ref=True)
         except OSError as error:  # out of processes or memory, for now
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             log.error("cannot start worker %d: %s; trying again in %ss", index, error, RESTART_DELAY_SECONDS)
-            restart_later(index)
+            self._restart_later(index)
             return
         if pid == 0:
-            code = 1
-            try:
-                for handler in handlers:
-                    handler.cancel()
-                stop = stop_on_signals()
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-                gevent.spawn(_stop_when_orphaned, supervisor, stop)
-                code = serve_worker(index, stop)
-            except BaseException:
-                log.exception("worker %d failed", index)
-            finally:
-                logging.shutdown()
-                os._exit(code)  # never return into the supervisor's loop
+            self._be_worker(index)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-        workers[pid] = index
+        self.workers[pid] = (index, self._clock())
         log.info("worker %d started as pid %d", index, pid)
 
-    def restart_later(index):
-        restarting.add(index)
-        gevent.spawn_later(RESTART_DELAY_SECONDS, events.put, ("restart", index, None))
+    def _be_worker(self, index):
+        code = 1
+        try:
+            for handler in self._handlers:
+                handler.cancel()
+            stop = stop_on_signals()
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            gevent.spawn(_stop_when_orphaned, self._pid, stop)
+            code = self._serve_worker(index, stop)
+        except BaseException:
+            log.exception("worker %d failed", index)
+        finally:
+            logging.shutdown()
+            os._exit(code)  # never return into the supervisor's loop
 
-    for index in range(count):
-        start(index)
-    stopping = False
-    clean = True
-    while workers or restarting and not stopping:
-        kind, detail, status = events.get()
-        if kind == "stop":
-            if not stopping:
-                stopping = True
-                listener.close()
-                log.info("stopping %d workers", len(workers))
-                _signal(workers, signal.SIGTERM)
-                gevent.spawn_later(shutdown_timeout + KILL_GRACE_SECONDS, _kill, workers)
-        elif kind == "restart":
-            restarting.discard(detail)
-            if not stopping:
-                start(detail)
+    def on_stop(self, signum):
+        if self._stopping:
+            return
+        self._stopping = True
+        self._listener.close()
+        log.info("stopping %d workers", len(self.workers))
+        self._signal_all(signal.SIGTERM)
+        gevent.spawn_later(self._shutdown_timeout + KILL_GRACE_SECONDS, self._kill_remaining)
+
+    def on_restart(self, index):
+        self._restarting.discard(index)
+        if not self._stopping:
+            self.spawn(index)
+
+    def on_exit(self, pid, status):
+        index, started = self.workers.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        if self._stopping:
+            if code:
+                self._exit_code = 1
+            log.info("worker %d exited with %d", index, code)
+            return
+        if self._clock() - started >= BOOT_SECONDS:
+            self._boot_failures = 0
         else:
-            index = workers.pop(detail)
-            code = os.waitstatus_to_exitcode(status)
-            if stopping:
-                clean = clean and code == 0
-                log.info("worker %d exited with %d", index, code)
-            else:
-                log.warning("worker %d exited with %d; starting another in %ss", index, code, RESTART_DELAY_SECONDS)
-                restart_later(index)
-    log.info("stopped")
-    return 0 if clean else 1
+            self._boot_failures += 1
+            if self._boot_failures >= MAX_BOOT_FAILURES:
+                log.error("worker %d exited with %d within %ss of starting, %d times in a row: giving up",
+                          index, code, BOOT_SECONDS, self._boot_failures)
+                self._exit_code = 1
+                self.on_stop(None)
+                return
+        log.warning("worker %d exited with %d; starting another in %ss", index, code, RESTART_DELAY_SECONDS)
+        self._restart_later(index)
+
+    def _restart_later(self, index):
+        self._restarting.add(index)
+        gevent.spawn_later(RESTART_DELAY_SECONDS, self.events.put, ("restart", index))
+
+    def _kill_remaining(self):
+        if self.workers:
+            log.warning("workers %s still running after the shutdown timeout: killed", sorted(self.workers))
+            self._signal_all(signal.SIGKILL)
+
+    def _signal_all(self, signum):
+        for pid in list(self.workers):
+            try:
+                self._kill(pid, signum)
+            except ProcessLookupError:  # exited; its exit event is on the way
+                pass
 
 
 def _stop_when_orphaned(supervisor, stop):
@@ -108,17 +165,3 @@ def _stop_when_orphaned(supervisor, stop):
         gevent.sleep(SUPERVISOR_CHECK_SECONDS)
     log.warning("the supervisor (pid %d) is gone: stopping", supervisor)
     stop.set()
-
-
-def _kill(workers):
-    if workers:
-        log.warning("workers %s still running after the shutdown timeout: killed", sorted(workers))
-        _signal(workers, signal.SIGKILL)
-
-
-def _signal(workers, signum):
-    for pid in list(workers):
-        try:
-            os.kill(pid, signum)
-        except ProcessLookupError:  # exited; its exit event is on the way
-            pass

@@ -128,6 +128,17 @@ def test_slowloris_connections_are_cut_at_the_header_deadline_and_others_are_ser
     assert (status, json.loads(body)) == (408, {"msg": "request headers not received in time"})
 
 
+@pytest.mark.parametrize("server", [{"GROWTH_BODY_TIMEOUT": "1"}], indirect=True)
+def test_a_stalled_body_is_cut_at_the_body_deadline(server):
+    sock = server.socket()
+    started = time.monotonic()
+    sock.sendall(post_head(HOST, JSON, b"Content-Length: 100000") + b"[" + b" " * 5000)
+    status, headers, body = read_response(sock)
+    assert (status, headers["connection"], json.loads(body)) == (408, "close", {"msg": "request body not received in time"})
+    assert 1 <= time.monotonic() - started < 4
+    assert wait_for(lambda: closed_by_peer(sock))
+
+
 @pytest.mark.parametrize("server", [{"GROWTH_KEEPALIVE_TIMEOUT": "0.5", "GROWTH_HEADER_TIMEOUT": "1"}], indirect=True)
 def test_idle_connections_are_closed_after_their_timeout(server):
     kept = server.connection()
