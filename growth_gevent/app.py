@@ -10,7 +10,7 @@ from . import resources
 from .body import RETRY_AFTER_SECONDS, BodyBudget, BulkParser
 from .metrics import Metrics
 from .records import InvalidRecord
-from .store import BulkQueueFull, StoreUnavailable, WritesRefused
+from .stores.base import BulkQueueFull, StoreUnavailable, WritesRefused
 
 # Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
 _YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")

@@ -1,44 +1,16 @@
 """Bulk loads: accepted at once, applied in order by one background greenlet, in chunks that yield."""
 
-from dataclasses import dataclass
-
 import gevent
 from gevent.event import Event
 from gevent.queue import SimpleQueue
+
+from .stores.base import BulkStatus
 
 DEFAULT_CHUNK_SIZE = 2000
 # Any positive sleep lets the event loop poll its sockets before the sleeper runs again; sleep(0) only
 # runs greenlets that are runnable already: a client waiting on a socket then waited for the whole of a
 # 300 ms run of work that slept(0) every 10 ms, and 0.5 ms with a positive sleep.
 _LOOP_TURN_SECONDS = 1e-6
-
-IDLE = "idle"
-IN_PROGRESS = "in progress"
-COMPLETE = "complete"
-
-
-@dataclass(frozen=True)
-class BulkStatus:
-    """Where bulk loading stands. ``applied``/``total`` are those of the most recently accepted job."""
-
-    state: str
-    applied: int
-    total: int
-    jobs_accepted: int
-    jobs_applied: int
-    records_applied: int = 0  # by every job since start
-    records_waiting: int = 0  # accepted and not yet applied, all jobs together: what the queue limit bounds
-    jobs_failed: int = 0  # given up on (Redis: moved to the dead-letter key); not counted in jobs_applied
-
-    @classmethod
-    def of(cls, applied, total, jobs_accepted, jobs_applied, records_applied, records_waiting=0, jobs_failed=0):
-        """The status these counts describe: idle before any job, complete once every job is applied
-        or given up on."""
-        if not jobs_accepted:
-            return cls(IDLE, 0, 0, 0, 0)
-        state = COMPLETE if jobs_applied + jobs_failed == jobs_accepted else IN_PROGRESS
-        return cls(state, applied, total, jobs_accepted, jobs_applied, records_applied, records_waiting,
-                   jobs_failed)
 
 
 class _Job:

@@ -14,7 +14,8 @@ from .logs import configure_logging
 from .records import InvalidRecord, parse_records
 from .server import listen, make_server, serve
 from .snapshot import SnapshotLock, Snapshotter, SnapshotError, read_snapshot
-from .store import MemoryStore, StoreUnavailable
+from .stores.base import StoreUnavailable
+from .stores.memory import MemoryStore
 from .workers import run_workers
 
 log = logging.getLogger("growth_gevent")
@@ -63,7 +64,7 @@ def _open_store(config):
     """The in-memory store, or Redis when GROWTH_STORE names one (a bad URL is a ValueError)."""
     if config.redis_url is None:
         return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records)
-    from .redis_store import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
+    from .stores.redis import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
     store = RedisStore(config.redis_url, config.redis_pool_size, config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
                        queue_records=config.bulk_queue_records)

@@ -11,7 +11,7 @@ import time
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
-from .store import StoreUnavailable
+from .stores.base import StoreUnavailable
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # Labels come from fixed sets, so that no client can grow the scrape: any other method is "other",

@@ -6,8 +6,8 @@ import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.redis_store import RedisStore
-from growth_gevent.store import MemoryStore
+from growth_gevent.stores.memory import MemoryStore
+from growth_gevent.stores.redis import RedisStore
 from redis_server import RedisServer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

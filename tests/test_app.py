@@ -15,7 +15,7 @@ from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
-from growth_gevent.store import MemoryStore
+from growth_gevent.stores.memory import MemoryStore
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 

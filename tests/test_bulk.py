@@ -4,7 +4,8 @@ import gevent
 import gevent.socket
 from gevent.server import StreamServer
 
-from growth_gevent.bulk import COMPLETE, IDLE, IN_PROGRESS, BulkLoader, BulkStatus
+from growth_gevent.bulk import BulkLoader
+from growth_gevent.stores.base import COMPLETE, IDLE, IN_PROGRESS, BulkStatus
 
 
 def test_jobs_are_applied_in_order_in_chunks_that_yield():

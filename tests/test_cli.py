@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, SAMPLE
 from growth_gevent.cli import PreloadWatch
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
-from growth_gevent.redis_store import RedisStore
+from growth_gevent.stores.redis import RedisStore
 from growth_gevent.snapshot import read_snapshot, write_snapshot
 from live import start_fails, wait_for
 from scripts.generate_data import generate

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from conftest import WAIT_SECONDS, load, post_records
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.store import MemoryStore
+from growth_gevent.stores.memory import MemoryStore
 
 RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year:year}"
 

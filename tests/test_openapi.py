@@ -25,7 +25,7 @@ from schemathesis.config import SchemathesisConfig
 from conftest import STORES, make_store
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.store import MemoryStore
+from growth_gevent.stores.memory import MemoryStore
 
 DOCUMENT_PATH = pathlib.Path(__file__).resolve().parent.parent / "growth_gevent" / "openapi.json"
 DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))

@@ -13,11 +13,11 @@ import pytest
 import webtest
 
 from growth_gevent.app import RETRY_AFTER_SECONDS, create_app
-from growth_gevent import redis_store
-from growth_gevent.bulk import COMPLETE
-from growth_gevent.redis_store import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, MAX_GROUP_FIELDS, RedisStore,
-                                       ThrottledLog)
-from growth_gevent.store import BulkQueueFull, MemoryStore, StoreUnavailable
+from growth_gevent.stores import redis as redis_store
+from growth_gevent.stores.base import COMPLETE, BulkQueueFull, StoreUnavailable
+from growth_gevent.stores.memory import MemoryStore
+from growth_gevent.stores.redis import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, MAX_GROUP_FIELDS, RedisStore,
+                                        ThrottledLog)
 from conftest import ROOT
 from live import wait_for
 from redis_server import RedisServer
@@ -38,7 +38,7 @@ def series_records(country, years):
 # A worker process that queues one job and exits before its background greenlet runs.
 QUEUE_AND_EXIT = """
 import sys, ujson
-from growth_gevent.redis_store import RedisStore
+from growth_gevent.stores.redis import RedisStore
 store = RedisStore(sys.argv[1], pool_size=1, timeout=2, chunk_size=2)
 print(store.submit_bulk([(tuple(key), value) for key, value in ujson.loads(sys.argv[2])]))
 """

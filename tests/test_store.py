@@ -5,7 +5,8 @@ import re
 import pytest
 
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS
-from growth_gevent.store import BulkQueueFull, MemoryStore, WritesRefused
+from growth_gevent.stores.base import BulkQueueFull, WritesRefused
+from growth_gevent.stores.memory import MemoryStore
 
 KEY = ("BRZ", "NGDP_R", 2002)
 WAIT_SECONDS = 10

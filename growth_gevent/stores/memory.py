@@ -1,109 +1,13 @@
-"""The store contract and the in-memory store.
-
-Keys are ``(COUNTRY, INDICATOR, year)`` tuples from :func:`growth_gevent.records.make_key`; values are
-finite JSON numbers. The store knows nothing of HTTP.
-"""
-
-import abc
+"""The in-memory store: one process's records in nested dicts, bulk jobs applied by a greenlet."""
 
 from gevent.lock import RLock
 
-from .bulk import DEFAULT_CHUNK_SIZE, BulkLoader
-from .config import DEFAULT_BULK_QUEUE_RECORDS
+from ..bulk import DEFAULT_CHUNK_SIZE, BulkLoader
+from ..config import DEFAULT_BULK_QUEUE_RECORDS
+from .base import BulkQueueFull, Store, WritesRefused
 
 # What a lookup of an absent country or series finds; never written to.
 _NOTHING = {}
-
-
-class StoreUnavailable(Exception):
-    """The store cannot be reached now (a network store that is down); worth retrying later."""
-
-
-class BulkQueueFull(Exception):
-    """A bulk job was refused, nothing queued: with it, the records accepted and not yet applied would
-    pass the queue's limit. Worth retrying once the queue has drained."""
-
-    def __init__(self, pending, limit):
-        super().__init__(f"bulk queue is full: {pending} records waiting to be applied (limit {limit})")
-        self.pending = pending
-        self.limit = limit
-
-
-class WritesRefused(Exception):
-    """The store refuses writes for now (a write it acknowledged could not be made durable); the
-    message says why."""
-
-
-class Store(abc.ABC):
-    """What the resources need of a store, whatever holds the data."""
-
-    @abc.abstractmethod
-    def get(self, key):
-        """The value stored under ``key``, or None."""
-
-    @abc.abstractmethod
-    def put(self, key, value):
-        """Store ``value``; return True when the key is new, False when a value was replaced."""
-
-    @abc.abstractmethod
-    def delete(self, key):
-        """Remove ``key``; return False when it was absent."""
-
-    @abc.abstractmethod
-    def size(self):
-        """How many records are stored."""
-
-    @abc.abstractmethod
-    def series(self, country, indicator, first=None, last=None):
-        """``[(year, value), ...]`` of one series, by year, ``first <= year <= last`` where given."""
-
-    @abc.abstractmethod
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
-        """``(total, [(key, value), ...])``: how many records match, and one page of them.
-
-        Records are ordered by country, indicator and year; ``None`` matches everything.
-        """
-
-    @abc.abstractmethod
-    def submit_bulk(self, records, initial=False):
-        """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number.
-
-        The queue is bounded by the store's ``queue_records``: when the records accepted and not yet
-        applied (every job's, every process's), plus these, would exceed it, nothing is queued and
-        :class:`BulkQueueFull` is raised with that pending count and the limit. A job larger than the
-        limit alone is refused even by an empty queue; callers keep jobs below it.
-
-        ``initial``: the records are initial data (a snapshot, GROWTH_PRELOAD), queued only into a
-        store that holds no records, has no job pending and was never given initial data, decided in
-        one step, so that of processes starting together one loads them, once; else None. Initial
-        data is exempt from the queue's limit (a snapshot may be larger) and from a write refusal.
-        """
-
-    @abc.abstractmethod
-    def bulk_status(self):
-        """A :class:`growth_gevent.bulk.BulkStatus`, ``records_waiting`` and ``jobs_failed`` included."""
-
-    @abc.abstractmethod
-    def wait_idle(self, timeout=None):
-        """Block until every accepted bulk job is applied; False if ``timeout`` passed first, or at once
-        when the store cannot be reached."""
-
-    def close(self):
-        """Release what the store holds (connections, greenlets)."""
-
-    def needs_initial_data(self):
-        """True when the store lost its data while the service ran (a Redis restarted empty), so that
-        initial data should be loaded again."""
-        return False
-
-    def snapshot_status(self):
-        """``{"last snapshot": unix time or None, "snapshot error": str or None}``; None when this
-        store takes no snapshots."""
-        return None
-
-    def writes_refused(self):
-        """Why writes are refused (:class:`WritesRefused`), or None when they are accepted."""
-        return None
 
 
 class MemoryStore(Store):
@@ -176,6 +80,8 @@ class MemoryStore(Store):
         countries = self._countries
         total = 0
         page = []
+        # Paging order, which stores/lua/records.lua keeps too: country, indicator (code point order, the
+        # same as Redis's byte order of their UTF-8), then year as a number.
         for country_name in sorted(countries) if country is None else [country]:
             indicators = countries.get(country_name, _NOTHING)
             for indicator_name in sorted(indicators) if indicator is None else [indicator]:
@@ -203,6 +109,8 @@ class MemoryStore(Store):
                     for country, indicators in self._countries.items()}
 
     def submit_bulk(self, records, initial=False):
+        # The initial-data rule and the queue bound (Store.submit_bulk), which stores/lua/enqueue.lua
+        # decides in the same way for the Redis store.
         if initial:
             if self._size or not self._bulk.is_idle() or self._initial_loaded:
                 return None
@@ -264,6 +172,7 @@ class MemoryStore(Store):
 
 
 def _years_in(series, first, last):
+    # The single-year shortcut, which stores/lua/records.lua takes too: one lookup, not a scan.
     if first is not None and first == last:
         return [first] if first in series else []
     return sorted(year for year in series

@@ -30,6 +30,7 @@ import collections
 import functools
 import logging
 import math
+import pathlib
 import socket
 import time
 
@@ -45,9 +46,9 @@ from redis._parsers import BaseParser  # redis-py's mapping of error replies to 
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from .bulk import DEFAULT_CHUNK_SIZE, BulkStatus, let_io_run
-from .config import DEFAULT_BULK_QUEUE_RECORDS
-from .store import BulkQueueFull, Store, StoreUnavailable
+from ..bulk import DEFAULT_CHUNK_SIZE, let_io_run
+from ..config import DEFAULT_BULK_QUEUE_RECORDS
+from .base import BulkQueueFull, BulkStatus, Store, StoreUnavailable
 
 PREFIX = "growth:"
 COUNTRIES = PREFIX + "countries"
@@ -92,195 +93,19 @@ _UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.OutO
 _BUSY = "BUSY "
 _NO_SUCH_DATABASE = "DB index is out of range"
 
-# KEYS of PUT and DELETE: series, the country's indicators, countries, size.
-# ARGV of PUT: year, value, country, indicator; of DELETE: year, country, indicator.
-_PUT = """
-local created = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-if created == 1 then
-  redis.call('INCR', KEYS[4])
-  if redis.call('HLEN', KEYS[1]) == 1 then
-    redis.call('ZADD', KEYS[2], 0, ARGV[4])
-    redis.call('ZADD', KEYS[3], 0, ARGV[3])
-  end
-end
-return created
-"""
 
-_DELETE = """
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('DECR', KEYS[4])
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('ZREM', KEYS[2], ARGV[3])
-  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
-end
-return 1
-"""
 
-# KEYS: bulk, jobs, size, remaining; ARGV: prefix, initial data (1 or 0), record count, queue bound,
-# chunk... Returns {job, pending}: job 0 when nothing was queued (initial data not taken, or the
-# queue full), pending the records accepted and not applied, this job's included.
-_ENQUEUE = """
-local pending = tonumber(redis.call('HGET', KEYS[1], 'pending') or 0)
-local count = tonumber(ARGV[3])
-if ARGV[2] == '1' then
-  if tonumber(redis.call('GET', KEYS[3]) or 0) > 0 or redis.call('LLEN', KEYS[2]) > 0
-      or redis.call('HSETNX', KEYS[1], 'initial', 1) == 0 then
-    return {0, pending}
-  end
-elseif pending + count > tonumber(ARGV[4]) then
-  return {0, pending}
-end
-local id = redis.call('HINCRBY', KEYS[1], 'accepted', 1)
-local job = ARGV[1] .. 'job:' .. id
-for k = 5, #ARGV do redis.call('RPUSH', job, ARGV[k]) end
-redis.call('RPUSH', KEYS[2], id)
-redis.call('HSET', KEYS[4], id, count)
-redis.call('HSET', KEYS[1], 'latest_total', count, 'latest_applied', 0)
-return {id, redis.call('HINCRBY', KEYS[1], 'pending', count)}
-"""
+def _lua(name):
+    """The script ``stores/lua/{name}.lua``; each says there which KEYS and ARGV it takes."""
+    return (_LUA_DIRECTORY / f"{name}.lua").read_text()
 
-# KEYS: jobs, bulk, size, countries, remaining, dead, dead errors; ARGV: prefix, attempts per chunk.
-# Returns {'idle'} when nothing is queued, {'applied', records}, or, when the chunk failed,
-# {'failed', job, attempt, error} to be tried again or {'dead', job, attempt, error} once given up on.
-_APPLY_NEXT_CHUNK = """
-local id = redis.call('LINDEX', KEYS[1], 0)
-if not id then return {'idle'} end
-local p = ARGV[1]
-local job = p .. 'job:' .. id
-local function apply(chunk)
-  local r = cjson.decode(chunk)
-  local count = 0
-  for k = 1, #r, 3 do
-    local country, indicator, fields = r[k], r[k + 1], r[k + 2]
-    local series = p .. 's:' .. country .. '/' .. indicator
-    local new = redis.call('HSET', series, unpack(fields))
-    if new > 0 then redis.call('INCRBY', KEYS[3], new) end
-    -- Indexed every time, not only when the series is new: a chunk applied again after a failure
-    -- finds its records there already, and must still index them.
-    redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
-    redis.call('ZADD', KEYS[4], 0, country)
-    count = count + #fields / 2
-  end
-  return count
-end
--- The chunk is removed after it is applied, and size grows as records are written: should the script
--- stop halfway, the chunk stays queued whole, is applied again, and size still counts every record once.
-local chunk = redis.call('LINDEX', job, 0)
-local count = 0
-if chunk then
-  local applied, result = pcall(apply, chunk)
-  if not applied then
-    -- A Lua error is a string; a Redis error, a string or a table {err = ...} depending on the version.
-    local message = type(result) == 'table' and result.err or tostring(result)
-    -- A write that the whole server refuses (out of memory, read-only, failing to save) refuses this
-    -- count too, so the script fails as a whole: the chunk waits for the server, no attempt spent.
-    local attempt = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
-    if attempt < tonumber(ARGV[2]) then return {'failed', id, attempt, message} end
-    redis.call('RENAME', job, KEYS[6] .. ':' .. id)
-    redis.call('RPUSH', KEYS[6], id)
-    redis.call('HSET', KEYS[7], id, message)
-    redis.call('LPOP', KEYS[1])
-    redis.call('HINCRBY', KEYS[2], 'pending', -tonumber(redis.call('HGET', KEYS[5], id) or 0))
-    redis.call('HDEL', KEYS[5], id)
-    redis.call('HDEL', KEYS[2], 'attempts')
-    redis.call('HINCRBY', KEYS[2], 'failed', 1)
-    return {'dead', id, attempt, message}
-  end
-  count = result
-  redis.call('LPOP', job)
-  redis.call('HDEL', KEYS[2], 'attempts')
-  redis.call('HINCRBY', KEYS[2], 'records', count)
-  redis.call('HINCRBY', KEYS[2], 'pending', -count)
-  redis.call('HINCRBY', KEYS[5], id, -count)
-  if redis.call('HGET', KEYS[2], 'accepted') == id then
-    redis.call('HINCRBY', KEYS[2], 'latest_applied', count)
-  end
-end
-if redis.call('EXISTS', job) == 0 then
-  redis.call('LPOP', KEYS[1])
-  redis.call('HDEL', KEYS[5], id)
-  redis.call('HINCRBY', KEYS[2], 'applied', 1)
-end
-return {'applied', count}
-"""
 
-# ARGV: prefix, country, indicator, first, last ('' for not given), skip, room, after country, after
-# indicator, budget, series cost. Reads series in order from the one after (after country, after
-# indicator), or from the first when those are '', until it has examined ``budget`` records, each series
-# counting ``series cost`` more: it skips ``skip`` matching
-# records, then takes up to ``room``. Returns {matching, {country, indicator, year, value, ...}, country,
-# indicator}: how many records of the series read match, the page part, and the last series read, or
-# '', '' when there is none after it. Years are compared as decimal integers of any length.
-_RECORDS = """
-local function less(a, b)
-  local a_negative, b_negative = a:byte(1) == 45, b:byte(1) == 45
-  if a_negative ~= b_negative then return a_negative end
-  if #a ~= #b then return (#a < #b) ~= a_negative end
-  if a_negative then return a > b end
-  return a < b
-end
-local p, first, last = ARGV[1], ARGV[4], ARGV[5]
-local skip, room = tonumber(ARGV[6]), tonumber(ARGV[7])
-local after_country, after_indicator, budget = ARGV[8], ARGV[9], tonumber(ARGV[10])
-local series_cost = tonumber(ARGV[11])
--- Up to 15 digits a number is exact as a Lua number: such years are compared as numbers, which is
--- three times faster than less(); a longer year or bound falls back to less().
-local exact = #first <= 15 and #last <= 15
-local lowest = first == '' and -math.huge or tonumber(first)
-local highest = last == '' and math.huge or tonumber(last)
--- Each series costs at least series_cost >= 1, so budget + 1 names (the first may be finished) are enough.
-local countries = ARGV[2] ~= '' and {ARGV[2]} or redis.call('ZRANGEBYLEX', p .. 'countries',
-  after_country == '' and '-' or '[' .. after_country, '+', 'LIMIT', 0, budget + 1)
-local total, page, examined = 0, {}, 0
-for _, country in ipairs(countries) do
-  local after = country == after_country and after_indicator or ''
-  local indicators
-  if ARGV[3] ~= '' then
-    indicators = after == '' and {ARGV[3]} or {}
-  else
-    indicators = redis.call('ZRANGEBYLEX', p .. 'i:' .. country, after == '' and '-' or '(' .. after, '+',
-      'LIMIT', 0, budget)
-  end
-  for _, indicator in ipairs(indicators) do
-    local series = p .. 's:' .. country .. '/' .. indicator
-    local years, count
-    if first == '' and last == '' then
-      count = redis.call('HLEN', series)
-    elseif first == last then
-      years = redis.call('HEXISTS', series, first) == 1 and {first} or {}
-      count = #years
-    else
-      years, count = {}, 0
-      local all = redis.call('HKEYS', series)
-      for _, year in ipairs(all) do
-        local number = exact and #year <= 15 and tonumber(year)
-        if number then
-          if number >= lowest and number <= highest then count = count + 1; years[count] = year end
-        elseif (first == '' or not less(year, first)) and (last == '' or not less(last, year)) then
-          count = count + 1; years[count] = year
-        end
-      end
-      examined = examined + #all
-    end
-    examined = examined + series_cost
-    if count > skip and room > 0 then
-      years = years or redis.call('HKEYS', series)
-      table.sort(years, less)
-      local stop = math.min(#years, skip + room)
-      for k = skip + 1, stop do
-        local n = #page
-        page[n + 1], page[n + 2], page[n + 3] = country, indicator, years[k]
-        page[n + 4] = redis.call('HGET', series, years[k])
-      end
-      room = room - (stop - skip)
-    end
-    skip = math.max(0, skip - count)
-    total = total + count
-    if examined >= budget then return {total, page, country, indicator} end
-  end
-end
-return {total, page, '', ''}
-"""
+_LUA_DIRECTORY = pathlib.Path(__file__).resolve().parent / "lua"
+_PUT = _lua("put")
+_DELETE = _lua("delete")
+_ENQUEUE = _lua("enqueue")
+_APPLY_NEXT_CHUNK = _lua("apply_next_chunk")
+_RECORDS = _lua("records")
 
 
 def _available(method):

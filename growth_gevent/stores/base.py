@@ -1,0 +1,127 @@
+"""The store contract: what the resources need of a store, the errors it raises, the bulk status it reports.
+
+Keys are ``(COUNTRY, INDICATOR, year)`` tuples from :func:`growth_gevent.records.make_key`; values are
+finite JSON numbers. A store knows nothing of HTTP.
+"""
+
+import abc
+from dataclasses import dataclass
+
+IDLE = "idle"
+IN_PROGRESS = "in progress"
+COMPLETE = "complete"
+
+
+@dataclass(frozen=True)
+class BulkStatus:
+    """Where bulk loading stands. ``applied``/``total`` are those of the most recently accepted job."""
+
+    state: str
+    applied: int
+    total: int
+    jobs_accepted: int
+    jobs_applied: int
+    records_applied: int = 0  # by every job since start
+    records_waiting: int = 0  # accepted and not yet applied, all jobs together: what the queue limit bounds
+    jobs_failed: int = 0  # given up on (Redis: moved to the dead-letter key); not counted in jobs_applied
+
+    @classmethod
+    def of(cls, applied, total, jobs_accepted, jobs_applied, records_applied, records_waiting=0, jobs_failed=0):
+        """The status these counts describe: idle before any job, complete once every job is applied
+        or given up on."""
+        if not jobs_accepted:
+            return cls(IDLE, 0, 0, 0, 0)
+        state = COMPLETE if jobs_applied + jobs_failed == jobs_accepted else IN_PROGRESS
+        return cls(state, applied, total, jobs_accepted, jobs_applied, records_applied, records_waiting,
+                   jobs_failed)
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached now (a network store that is down); worth retrying later."""
+
+
+class BulkQueueFull(Exception):
+    """A bulk job was refused, nothing queued: with it, the records accepted and not yet applied would
+    pass the queue's limit. Worth retrying once the queue has drained."""
+
+    def __init__(self, pending, limit):
+        super().__init__(f"bulk queue is full: {pending} records waiting to be applied (limit {limit})")
+        self.pending = pending
+        self.limit = limit
+
+
+class WritesRefused(Exception):
+    """The store refuses writes for now (a write it acknowledged could not be made durable); the
+    message says why."""
+
+
+class Store(abc.ABC):
+    """What the resources need of a store, whatever holds the data."""
+
+    @abc.abstractmethod
+    def get(self, key):
+        """The value stored under ``key``, or None."""
+
+    @abc.abstractmethod
+    def put(self, key, value):
+        """Store ``value``; return True when the key is new, False when a value was replaced."""
+
+    @abc.abstractmethod
+    def delete(self, key):
+        """Remove ``key``; return False when it was absent."""
+
+    @abc.abstractmethod
+    def size(self):
+        """How many records are stored."""
+
+    @abc.abstractmethod
+    def series(self, country, indicator, first=None, last=None):
+        """``[(year, value), ...]`` of one series, by year, ``first <= year <= last`` where given."""
+
+    @abc.abstractmethod
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+        """``(total, [(key, value), ...])``: how many records match, and one page of them.
+
+        Records are ordered by country, indicator and year; ``None`` matches everything.
+        """
+
+    @abc.abstractmethod
+    def submit_bulk(self, records, initial=False):
+        """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number.
+
+        The queue is bounded by the store's ``queue_records``: when the records accepted and not yet
+        applied (every job's, every process's), plus these, would exceed it, nothing is queued and
+        :class:`BulkQueueFull` is raised with that pending count and the limit. A job larger than the
+        limit alone is refused even by an empty queue; callers keep jobs below it.
+
+        ``initial``: the records are initial data (a snapshot, GROWTH_PRELOAD), queued only into a
+        store that holds no records, has no job pending and was never given initial data, decided in
+        one step, so that of processes starting together one loads them, once; else None. Initial
+        data is exempt from the queue's limit (a snapshot may be larger) and from a write refusal.
+        """
+
+    @abc.abstractmethod
+    def bulk_status(self):
+        """A :class:`BulkStatus`, ``records_waiting`` and ``jobs_failed`` included."""
+
+    @abc.abstractmethod
+    def wait_idle(self, timeout=None):
+        """Block until every accepted bulk job is applied; False if ``timeout`` passed first, or at once
+        when the store cannot be reached."""
+
+    def close(self):
+        """Release what the store holds (connections, greenlets)."""
+
+    def needs_initial_data(self):
+        """True when the store lost its data while the service ran (a Redis restarted empty), so that
+        initial data should be loaded again."""
+        return False
+
+    def snapshot_status(self):
+        """``{"last snapshot": unix time or None, "snapshot error": str or None}``; None when this
+        store takes no snapshots."""
+        return None
+
+    def writes_refused(self):
+        """Why writes are refused (:class:`WritesRefused`), or None when they are accepted."""
+        return None

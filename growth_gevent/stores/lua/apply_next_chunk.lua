@@ -1,0 +1,62 @@
+-- KEYS: jobs, bulk, size, countries, remaining, dead, dead errors; ARGV: prefix, attempts per chunk.
+-- Returns {'idle'} when nothing is queued, {'applied', records}, or, when the chunk failed,
+-- {'failed', job, attempt, error} to be tried again or {'dead', job, attempt, error} once given up on.
+local id = redis.call('LINDEX', KEYS[1], 0)
+if not id then return {'idle'} end
+local p = ARGV[1]
+local job = p .. 'job:' .. id
+local function apply(chunk)
+  local r = cjson.decode(chunk)
+  local count = 0
+  for k = 1, #r, 3 do
+    local country, indicator, fields = r[k], r[k + 1], r[k + 2]
+    local series = p .. 's:' .. country .. '/' .. indicator
+    local new = redis.call('HSET', series, unpack(fields))
+    if new > 0 then redis.call('INCRBY', KEYS[3], new) end
+    -- Indexed every time, not only when the series is new: a chunk applied again after a failure
+    -- finds its records there already, and must still index them.
+    redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
+    redis.call('ZADD', KEYS[4], 0, country)
+    count = count + #fields / 2
+  end
+  return count
+end
+-- The chunk is removed after it is applied, and size grows as records are written: should the script
+-- stop halfway, the chunk stays queued whole, is applied again, and size still counts every record once.
+local chunk = redis.call('LINDEX', job, 0)
+local count = 0
+if chunk then
+  local applied, result = pcall(apply, chunk)
+  if not applied then
+    -- A Lua error is a string; a Redis error, a string or a table {err = ...} depending on the version.
+    local message = type(result) == 'table' and result.err or tostring(result)
+    -- A write that the whole server refuses (out of memory, read-only, failing to save) refuses this
+    -- count too, so the script fails as a whole: the chunk waits for the server, no attempt spent.
+    local attempt = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
+    if attempt < tonumber(ARGV[2]) then return {'failed', id, attempt, message} end
+    redis.call('RENAME', job, KEYS[6] .. ':' .. id)
+    redis.call('RPUSH', KEYS[6], id)
+    redis.call('HSET', KEYS[7], id, message)
+    redis.call('LPOP', KEYS[1])
+    redis.call('HINCRBY', KEYS[2], 'pending', -tonumber(redis.call('HGET', KEYS[5], id) or 0))
+    redis.call('HDEL', KEYS[5], id)
+    redis.call('HDEL', KEYS[2], 'attempts')
+    redis.call('HINCRBY', KEYS[2], 'failed', 1)
+    return {'dead', id, attempt, message}
+  end
+  count = result
+  redis.call('LPOP', job)
+  redis.call('HDEL', KEYS[2], 'attempts')
+  redis.call('HINCRBY', KEYS[2], 'records', count)
+  redis.call('HINCRBY', KEYS[2], 'pending', -count)
+  redis.call('HINCRBY', KEYS[5], id, -count)
+  if redis.call('HGET', KEYS[2], 'accepted') == id then
+    redis.call('HINCRBY', KEYS[2], 'latest_applied', count)
+  end
+end
+if redis.call('EXISTS', job) == 0 then
+  redis.call('LPOP', KEYS[1])
+  redis.call('HDEL', KEYS[5], id)
+  redis.call('HINCRBY', KEYS[2], 'applied', 1)
+end
+return {'applied', count}
