@@ -10,9 +10,10 @@ import ujson
 
 from .app import create_app
 from .config import Config, ConfigError
+from .lifecycle import serve
 from .logs import configure_logging
 from .records import InvalidRecord, parse_records
-from .server import listen, make_server, serve
+from .server import listen, make_server
 from .snapshot import SnapshotLock, Snapshotter, SnapshotError, read_snapshot
 from .stores.base import StoreUnavailable
 from .stores.memory import MemoryStore

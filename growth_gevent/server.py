@@ -33,14 +33,12 @@ import logging
 import re
 import resource
 import select
-import signal
 import socket
 import time
 
 import gevent
 import ujson
 from gevent.baseserver import parse_address
-from gevent.event import Event
 from gevent.pool import Pool
 from gevent.pywsgi import MAX_REQUEST_LINE, OldMessage, WSGIHandler, WSGIServer
 
@@ -494,56 +492,3 @@ def listen(config):
 def make_server(app, config, listener):
     # A fixed SERVER_NAME spares pywsgi a reverse-DNS lookup of the listening address.
     return GrowthServer(listener, app, config, environ={"SERVER_NAME": config.host})
-
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-# Signals that would kill the process by default; they mean nothing here, so they are logged and ignored.
-IGNORED_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2)
-
-
-def stop_on_signals():
-    """An Event set by SIGTERM, SIGINT or SIGHUP; SIGUSR1 and SIGUSR2 are ignored."""
-    stop = Event()
-    for signum in STOP_SIGNALS:
-        gevent.signal_handler(signum, stop.set)
-    ignore_signals()
-    return stop
-
-
-def ignore_signals():
-    """Log and ignore IGNORED_SIGNALS; return the handlers, which a forked worker cancels."""
-    return [gevent.signal_handler(signum, log.info, "%s ignored", signal.Signals(signum).name)
-            for signum in IGNORED_SIGNALS]
-
-
-def serve(server, store, config, snapshotter=None, stop=None):
-    """Serve until ``stop`` is set (by default: SIGTERM, SIGINT or SIGHUP), then shut down gracefully;
-    return the exit code.
-
-    With a snapshotter, the last snapshot is written after requests in flight and accepted bulk
-    loads are done; if it cannot be written the exit code is 1.
-    """
-    if stop is None:
-        stop = stop_on_signals()
-    server.start()
-    host, port = server.address[:2]
-    log.info("listening on http://%s:%d", host, port)
-    if snapshotter is not None:
-        snapshotter.start()
-    stop.wait()
-
-    deadline = time.monotonic() + config.shutdown_timeout
-    if not server.drain(config.shutdown_timeout):
-        log.warning("requests still running after %ss were stopped", config.shutdown_timeout)
-    if not store.wait_idle(max(0.0, deadline - time.monotonic())):
-        log.warning("accepted bulk loads not all applied at shutdown")
-    exit_code = 0
-    if snapshotter is not None:
-        try:
-            snapshotter.stop()
-        except OSError as error:
-            log.error("last snapshot failed: %s", error)
-            exit_code = 1
-    store.close()
-    log.info("stopped")
-    return exit_code

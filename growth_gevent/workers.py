@@ -15,7 +15,7 @@ import gevent
 from gevent.os import fork_and_watch
 from gevent.queue import Queue
 
-from .server import STOP_SIGNALS, ignore_signals, stop_on_signals
+from .lifecycle import STOP_SIGNALS, ignore_signals, stop_on_signals
 
 # A worker that dies at once must not be restarted in a tight loop.
 RESTART_DELAY_SECONDS = 1.0

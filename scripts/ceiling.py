@@ -13,7 +13,8 @@ import sys  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from growth_gevent.config import Config  # noqa: E402
-from growth_gevent.server import listen, make_server, serve  # noqa: E402
+from growth_gevent.lifecycle import serve  # noqa: E402
+from growth_gevent.server import listen, make_server  # noqa: E402
 from growth_gevent.stores.memory import MemoryStore  # noqa: E402
 
 BODY = b'{"Country":"BRZ","Indicator":"NGDP_R","Value":183.26,"Year":2002}'
