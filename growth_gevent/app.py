@@ -40,8 +40,8 @@ def create_app(store, config):
     app.add_route("/openapi.json", resources.OpenAPI())
     if metrics:
         app.add_route("/metrics", metrics)
-    app.add_route("/api/v1/growth", resources.Growth(store, bodies, max_body_bytes, bulk_parser))
-    app.add_route("/api/v1/growth/post/status", resources.BulkStatus(store))
+    app.add_route("/api/v1/growth", resources.RecordCollection(store, bodies, max_body_bytes, bulk_parser))
+    app.add_route("/api/v1/growth/post/status", resources.PostStatus(store))
     app.add_route("/api/v1/growth/size", resources.Size(store))
     app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
     app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",

@@ -27,7 +27,7 @@ def let_io_run():
     gevent.sleep(_LOOP_TURN_SECONDS)
 
 
-class BulkLoader:
+class BulkApplier:
     """Applies accepted jobs with ``apply_chunk(list_of_key_value_pairs)``, oldest first.
 
     Between chunks the worker yields to the hub, so requests keep being answered while a large job

@@ -28,8 +28,8 @@ INITIAL_DATA_CHECK_SECONDS = 2.0
 def main(argv=(), environ=os.environ):
     """``python -m growth_gevent`` serves; ``python -m growth_gevent load FILE [--url URL]`` uploads."""
     if argv and argv[0] == "load":
-        from .loader import main as load
-        return load(argv[1:])
+        from .upload import main as upload
+        return upload(argv[1:])
     configure_logging()
     try:
         config = Config.from_env(environ)
@@ -41,7 +41,7 @@ def main(argv=(), environ=os.environ):
     try:
         snapshot_lock = _own_snapshot(config.snapshot_path) if config.snapshot_path else None
         store = _open_store(config)
-        deferred = _load_initial_data(store, config, snapshot_lock, started)
+        deferred = _seed_store(store, config, snapshot_lock, started)
     except (SnapshotError, InvalidRecord, OSError, ValueError) as error:
         log.error("cannot start: %s", error)
         return 2
@@ -95,10 +95,10 @@ def _own_snapshot(path):
     return SnapshotLock(path)
 
 
-def _load_initial_data(store, config, snapshot_lock, started):
-    """Load the initial data into an empty store before serving. Returns ``(source, records)`` when
-    the store could not be reached, to be loaded once it is back; else None, so that the records
-    are not kept once loaded."""
+def _seed_store(store, config, snapshot_lock, started):
+    """Give an empty store its initial data (the snapshot, else GROWTH_PRELOAD) before serving.
+    Returns ``(source, records)`` when the store could not be reached, to be loaded once it is back;
+    else None, so that the records are not kept once loaded."""
     try:
         held = store.size()
     except StoreUnavailable:
@@ -111,7 +111,7 @@ def _load_initial_data(store, config, snapshot_lock, started):
     if initial is None:
         return None
     try:
-        _load(store, *initial, started)
+        _submit_initial_data(store, *initial, started)
     except StoreUnavailable as error:
         log.warning("%s not loaded yet: the store is unreachable (%s); it will be when the store is back, "
                     "if it is empty then", initial[0], error)
@@ -132,7 +132,7 @@ def _preload(path, pause=None):
     return f"GROWTH_PRELOAD {path}", _read_preload(path, pause)
 
 
-def _load(store, source, records, started):
+def _submit_initial_data(store, source, records, started):
     """Queue ``records`` as initial data (the store decides whether it takes them) and wait for them."""
     if store.submit_bulk(records, initial=True) is None:
         log.info("%s not loaded: the store holds records, or a load is queued, or initial data was "
@@ -184,7 +184,7 @@ class PreloadWatch:
                         "restarted empty, or flushed); GROWTH_PRELOAD %s read again", self._preload_path)
         if self._pending is not None:
             self._store.size()  # unreachable: raises before anything is encoded in vain
-            _load(self._store, *self._pending, time.perf_counter())
+            _submit_initial_data(self._store, *self._pending, time.perf_counter())
             self._pending = None
 
 

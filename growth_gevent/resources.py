@@ -9,7 +9,8 @@ import ujson
 from .body import read_body, read_json
 from .records import as_record, check_name, make_key, parse_value_update, InvalidRecord
 
-TEST_KEY = make_key("BRZ", "NGDP_R", 2002)
+# The challenge's probe record: the bulk status shows its value as "test value".
+PROBE_RECORD_KEY = make_key("BRZ", "NGDP_R", 2002)
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 LIST_PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "limit", "offset"})
@@ -82,7 +83,7 @@ class OpenAPI:
     on_head = on_get
 
 
-class Growth:
+class RecordCollection:
     """``/api/v1/growth``: POST a bulk load (validated whole, applied in the background); GET a page."""
 
     def __init__(self, store, bodies, max_body_bytes, bulk_parser):
@@ -113,7 +114,10 @@ class Growth:
         _json(resp, {"msg": "In progress"}, falcon.HTTP_202)
 
 
-class BulkStatus:
+class PostStatus:
+    """``/api/v1/growth/post/status``: where bulk loading stands (the store's BulkStatus), with the
+    probe record's value."""
+
     def __init__(self, store):
         self._store = store
 
@@ -121,7 +125,7 @@ class BulkStatus:
         status = self._store.bulk_status()
         document = {
             "msg": status.state,
-            "test value": self._store.get(TEST_KEY),
+            "test value": self._store.get(PROBE_RECORD_KEY),
             "count": status.applied,
             "total": status.total,
             "jobs accepted": status.jobs_accepted,

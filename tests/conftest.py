@@ -62,7 +62,7 @@ def post_records(client, records, status=202):
 
 
 def load(client, store, records):
-    """POST records and wait until the background loader has applied them."""
+    """POST records and wait until the background applier has applied them."""
     post_records(client, records)
     assert store.wait_idle(WAIT_SECONDS)
 

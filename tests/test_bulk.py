@@ -4,57 +4,57 @@ import gevent
 import gevent.socket
 from gevent.server import StreamServer
 
-from growth_gevent.bulk import BulkLoader
+from growth_gevent.bulk import BulkApplier
 from growth_gevent.stores.base import COMPLETE, IDLE, IN_PROGRESS, BulkStatus
 
 
 def test_jobs_are_applied_in_order_in_chunks_that_yield():
     applied = []
-    loader = BulkLoader(applied.append, chunk_size=2)
-    loader.submit([1, 2, 3])
-    loader.submit([4])
-    assert loader.status() == BulkStatus(IN_PROGRESS, 0, 1, 2, 0, records_waiting=4)
-    assert loader.wait_idle(5)
+    applier = BulkApplier(applied.append, chunk_size=2)
+    applier.submit([1, 2, 3])
+    applier.submit([4])
+    assert applier.status() == BulkStatus(IN_PROGRESS, 0, 1, 2, 0, records_waiting=4)
+    assert applier.wait_idle(5)
     assert applied == [[1, 2], [3], [4]]
-    assert loader.status() == BulkStatus(COMPLETE, 1, 1, 2, 2, records_applied=4)
+    assert applier.status() == BulkStatus(COMPLETE, 1, 1, 2, 2, records_applied=4)
 
 
 def test_other_greenlets_run_between_chunks():
     events = []
-    loader = BulkLoader(lambda chunk: events.append("chunk"), chunk_size=1)
-    loader.submit(list(range(3)))
+    applier = BulkApplier(lambda chunk: events.append("chunk"), chunk_size=1)
+    applier.submit(list(range(3)))
     gevent.spawn(events.append, "reader")
-    assert loader.wait_idle(5)
+    assert applier.wait_idle(5)
     assert events.index("reader") < len(events) - 1
 
 
 def test_status_is_idle_before_any_job_and_wait_idle_returns_at_once():
-    loader = BulkLoader(lambda chunk: None)
-    assert loader.status() == BulkStatus(IDLE, 0, 0, 0, 0)
-    assert loader.wait_idle(0)
+    applier = BulkApplier(lambda chunk: None)
+    assert applier.status() == BulkStatus(IDLE, 0, 0, 0, 0)
+    assert applier.wait_idle(0)
 
 
 def test_wait_idle_times_out_while_a_job_is_blocked():
     gate = gevent.event.Event()
-    loader = BulkLoader(lambda chunk: gate.wait())
-    loader.submit([1])
-    assert not loader.wait_idle(0.05)
+    applier = BulkApplier(lambda chunk: gate.wait())
+    applier.submit([1])
+    assert not applier.wait_idle(0.05)
     gate.set()
-    assert loader.wait_idle(5)
-    loader.close()
+    assert applier.wait_idle(5)
+    applier.close()
 
 
 def test_records_waiting_counts_accepted_records_not_yet_applied():
     gate = gevent.event.Event()
-    loader = BulkLoader(lambda chunk: gate.wait(), chunk_size=2)
-    loader.submit([1, 2, 3])
-    loader.submit([4])
-    assert loader.records_waiting() == 4
+    applier = BulkApplier(lambda chunk: gate.wait(), chunk_size=2)
+    applier.submit([1, 2, 3])
+    applier.submit([4])
+    assert applier.records_waiting() == 4
     gevent.sleep(0)  # the worker takes the first chunk and blocks applying it
-    assert loader.records_waiting() == 4
+    assert applier.records_waiting() == 4
     gate.set()
-    assert loader.wait_idle(5)
-    assert (loader.records_waiting(), loader.status().records_waiting) == (0, 0)
+    assert applier.wait_idle(5)
+    assert (applier.records_waiting(), applier.status().records_waiting) == (0, 0)
 
 
 def test_a_job_given_up_on_counts_as_done_for_the_state():
@@ -76,15 +76,15 @@ def test_a_client_waiting_on_a_socket_is_served_between_chunks():
         while time.perf_counter() - started < 0.01:
             pass
 
-    loader = BulkLoader(busy_chunk, chunk_size=1)
-    loader.submit(list(range(30)))  # ~300 ms of work
+    applier = BulkApplier(busy_chunk, chunk_size=1)
+    applier.submit(list(range(30)))  # ~300 ms of work
 
     def ask():
         with gevent.socket.create_connection(server.address) as sock:
             sock.sendall(b"?")
-            return sock.recv(1), loader.records_waiting()
+            return sock.recv(1), applier.records_waiting()
 
     answer, waiting = gevent.spawn(ask).get(timeout=5)
     assert answer == b"x" and waiting > 20  # answered within the first few chunks, not after all of them
-    assert loader.wait_idle(5)
+    assert applier.wait_idle(5)
     server.stop()

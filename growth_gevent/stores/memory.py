@@ -1,6 +1,6 @@
 """The in-memory store: one process's records in nested dicts, bulk jobs applied by a greenlet."""
 
-from ..bulk import DEFAULT_CHUNK_SIZE, BulkLoader
+from ..bulk import DEFAULT_CHUNK_SIZE, BulkApplier
 from ..config import DEFAULT_BULK_QUEUE_RECORDS
 from .base import BulkQueueFull, Store, WritesRefused
 
@@ -27,9 +27,9 @@ class MemoryStore(Store):
     def __init__(self, chunk_size=DEFAULT_CHUNK_SIZE, queue_records=DEFAULT_BULK_QUEUE_RECORDS):
         self._countries = {}
         self._size = 0
-        self._bulk = BulkLoader(self._apply_chunk, chunk_size)
+        self._bulk = BulkApplier(self._apply_chunk, chunk_size)
         self._queue_records = queue_records
-        self._initial_loaded = False
+        self._initial_data_taken = False
         self._snapshots = None  # what snapshot_status() answers, once snapshots started
         self._refusal = None  # why writes are refused, or None
         self.changes = 0
@@ -108,9 +108,9 @@ class MemoryStore(Store):
         # The initial-data rule and the queue bound (Store.submit_bulk), which stores/lua/enqueue.lua
         # decides in the same way for the Redis store.
         if initial:
-            if self._size or not self._bulk.is_idle() or self._initial_loaded:
+            if self._size or not self._bulk.is_idle() or self._initial_data_taken:
                 return None
-            self._initial_loaded = True
+            self._initial_data_taken = True
         else:
             if self._refusal is not None:
                 raise WritesRefused(self._refusal)

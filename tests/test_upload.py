@@ -1,4 +1,4 @@
-"""``python -m growth_gevent load FILE``: a real loader process against a real server process."""
+"""``python -m growth_gevent load FILE``: a real upload process against a real server process."""
 
 import io
 import json
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT, SAMPLE
-from growth_gevent.loader import PLAIN_STEPS, ProgressBar
+from growth_gevent.upload import PLAIN_STEPS, ProgressBar
 from live import LiveServer
 from scripts.generate_data import generate
 
@@ -18,14 +18,14 @@ RECORDS = 5000
 
 @pytest.fixture
 def server(request, deployment):
-    # One record per chunk: the load takes thousands of hub turns to apply, so a loader that did not
+    # One record per chunk: the load takes thousands of hub turns to apply, so an upload that did not
     # wait for it to be applied would print and exit before the store had every record.
     live = LiveServer(GROWTH_BULK_CHUNK_RECORDS="1", **deployment, **getattr(request, "param", {})).start()
     yield live
     live.stop()
 
 
-def run_loader(path, url):
+def run_upload(path, url):
     return subprocess.run([sys.executable, "-m", "growth_gevent", "load", str(path), "--url", url],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
 
@@ -53,12 +53,12 @@ def assert_refused_by_the_server(result, status, message):
     assert "Traceback" not in result.stderr
 
 
-def test_a_load_is_applied_before_the_loader_reports_it(server, tmp_path):
+def test_a_load_is_applied_before_the_upload_reports_it(server, tmp_path):
     records = generate(RECORDS, seed=7)
     bulk_file = tmp_path / "bulk.json"
     bulk_file.write_text(json.dumps(records))
 
-    result = run_loader(bulk_file, url_of(server))
+    result = run_upload(bulk_file, url_of(server))
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"loaded {RECORDS} records (status complete, size {RECORDS})\n"
@@ -73,7 +73,7 @@ def test_a_load_is_applied_before_the_loader_reports_it(server, tmp_path):
 
 
 def test_a_trailing_slash_in_the_url_is_accepted(server):
-    result = run_loader(SAMPLE, url_of(server) + "/")
+    result = run_upload(SAMPLE, url_of(server) + "/")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("loaded 9 records ")
 
@@ -84,7 +84,7 @@ def test_an_invalid_record_is_the_servers_422_message_and_nothing_is_stored(serv
     bulk_file = tmp_path / "bad-year.json"
     bulk_file.write_text(json.dumps(records))
 
-    result = run_loader(bulk_file, url_of(server))
+    result = run_upload(bulk_file, url_of(server))
 
     assert_refused_by_the_server(result, "422", "record 3: Year must be an integer")
     assert result.stdout == ""
@@ -95,7 +95,7 @@ def test_a_file_that_is_not_json_is_the_servers_400_message(server, tmp_path):
     bulk_file = tmp_path / "not.json"
     bulk_file.write_text("Country,Indicator,Value,Year\nBRZ,NGDP_R,183.26,2002\n")
 
-    result = run_loader(bulk_file, url_of(server))
+    result = run_upload(bulk_file, url_of(server))
 
     assert_refused_by_the_server(result, "400", "request body is not valid JSON")
     assert size_of(server) == 0
@@ -104,11 +104,11 @@ def test_a_file_that_is_not_json_is_the_servers_400_message(server, tmp_path):
 @pytest.mark.parametrize("server", [{"GROWTH_MAX_BODY_BYTES": "100000"}], indirect=True)
 def test_a_file_over_the_body_limit_is_the_servers_413_message(server, tmp_path):
     bulk_file = tmp_path / "big.json"
-    # Megabytes more than socket buffers hold: the server answers 413 and closes while the loader is
-    # still sending, and the loader must still read that answer.
+    # Megabytes more than socket buffers hold: the server answers 413 and closes while the upload is
+    # still sending, and the upload must still read that answer.
     bulk_file.write_text(json.dumps(generate(42450, seed=7) * 4))
 
-    result = run_loader(bulk_file, url_of(server))
+    result = run_upload(bulk_file, url_of(server))
 
     assert_refused_by_the_server(result, "413", "request body is larger than 100000 bytes")
     assert size_of(server) == 0
@@ -117,7 +117,7 @@ def test_a_file_over_the_body_limit_is_the_servers_413_message(server, tmp_path)
 def test_an_unreachable_service_is_a_clear_message():
     url = f"http://127.0.0.1:{closed_port()}"
 
-    result = run_loader(SAMPLE, url)
+    result = run_upload(SAMPLE, url)
 
     assert result.returncode == 1
     assert f"cannot reach the service at {url}" in result.stderr
@@ -129,7 +129,7 @@ def test_a_missing_file_exits_2_before_any_request(tmp_path):
     missing = tmp_path / "missing.json"
 
     # Against an unreachable URL: trying to upload would exit 1, not 2.
-    result = run_loader(missing, f"http://127.0.0.1:{closed_port()}")
+    result = run_upload(missing, f"http://127.0.0.1:{closed_port()}")
 
     assert result.returncode == 2
     assert f"cannot read {missing}" in result.stderr
@@ -137,7 +137,7 @@ def test_a_missing_file_exits_2_before_any_request(tmp_path):
 
 
 def test_a_url_that_is_not_http_is_a_usage_error():
-    result = run_loader(SAMPLE, "localhost:8080")
+    result = run_upload(SAMPLE, "localhost:8080")
     assert result.returncode == 2
     assert "not an http:// or https:// URL" in result.stderr
 
