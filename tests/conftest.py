@@ -1,18 +1,30 @@
+"""Fixtures, and the markers ``live`` and ``fuzz`` (pytest.ini) given to the tests that need them."""
+
 import json
-import pathlib
 
 import pytest
 import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.stores.memory import MemoryStore
-from growth_gevent.stores.redis import RedisStore
+from live import LiveServer
 from redis_server import RedisServer
+from support import ROOT, SAMPLE, STORES, make_store, two_workers_on_redis  # noqa: F401 (ROOT: tests/test_docs.py)
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "data" / "sample.json"
-WAIT_SECONDS = 10
+# Fixtures that start a process (a server, redis-server, the data generator), directly or through
+# those they use; tests that start one themselves are marked where they are written.
+LIVE_FIXTURES = frozenset({"redis_server", "servers", "server", "workers", "deployment", "own_redis",
+                           "self_signed_redis", "bulk_file"})
+
+
+def pytest_collection_modifyitems(items):
+    """Mark ``live`` every test that uses a fixture of LIVE_FIXTURES or runs on the Redis store (its
+    fixture starts the session's redis-server when first asked), so that ``-m "not live"`` starts none."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        on_redis = callspec is not None and "redis" in callspec.params.values()
+        if on_redis or LIVE_FIXTURES.intersection(item.fixturenames):
+            item.add_marker(pytest.mark.live)
 
 
 @pytest.fixture
@@ -25,18 +37,6 @@ def redis_server():
     server = RedisServer().start()
     yield server
     server.stop()
-
-
-def make_store(kind, request):
-    """A fresh, empty store of ``kind``; small chunks so that even small loads take several."""
-    if kind == "memory":
-        return MemoryStore(chunk_size=4)
-    server = request.getfixturevalue("redis_server")
-    server.flush()
-    return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4)
-
-
-STORES = ["memory", "redis"]
 
 
 @pytest.fixture(params=STORES)
@@ -57,16 +57,6 @@ def sample_records():
     return json.loads(SAMPLE.read_text())
 
 
-def post_records(client, records, status=202):
-    return client.post("/api/v1/growth", json.dumps(records), content_type="application/json", status=status, expect_errors=True)
-
-
-def load(client, store, records):
-    """POST records and wait until the background applier has applied them."""
-    post_records(client, records)
-    assert store.wait_idle(WAIT_SECONDS)
-
-
 @pytest.fixture(params=["memory", "redis, 2 workers"])
 def deployment(request):
     """The environment of a live server: tests that take it hold on one process with the in-memory
@@ -76,17 +66,9 @@ def deployment(request):
     return two_workers_on_redis(request)
 
 
-def two_workers_on_redis(request):
-    """The environment of a live server of two workers on the session's Redis, flushed."""
-    redis_server = request.getfixturevalue("redis_server")
-    redis_server.flush()
-    return {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}
-
-
 @pytest.fixture
 def servers():
     """``servers(**env)`` starts a live server process; every one started is stopped after the test."""
-    from live import LiveServer  # live imports this module
     started = []
 
     def start(**env):

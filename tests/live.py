@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from conftest import ROOT
+from support import ROOT
 from polling import wait_for  # noqa: F401 (tests import it from here)
 
 START_SECONDS = 15

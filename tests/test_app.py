@@ -10,7 +10,7 @@ import pytest
 import webtest
 from gevent.event import Event
 
-from conftest import load, post_records
+from support import load, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config

@@ -5,7 +5,7 @@ import sys
 import threading
 import time
 
-from conftest import ROOT
+from support import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from generate_data import generate  # noqa: E402

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLE
+from support import ROOT, SAMPLE
 from growth_gevent.cli import PreloadWatch
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
 from growth_gevent.stores.redis import RedisStore
@@ -18,6 +18,7 @@ from live import start_fails, wait_for
 from scripts.generate_data import generate
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("name, raw", [("PORT", "abc"), ("GROWTH_MAX_BODY_BYTES", "-5"),
                                        ("GROWTH_ACCESS_LOG", "sometimes")])
 def test_a_bad_setting_stops_start_up(name, raw):
@@ -27,6 +28,7 @@ def test_a_bad_setting_stops_start_up(name, raw):
     assert f"configuration error: {name}" in result.stderr
 
 
+@pytest.mark.live
 def test_a_port_in_use_stops_start_up():
 
     with socket.socket() as taken:
@@ -139,6 +141,7 @@ def test_a_kill_9_while_a_snapshot_is_written_leaves_the_previous_one_whole(serv
     assert sorted(p.name for p in tmp_path.iterdir()) == ["growth.snapshot", "growth.snapshot.lock"]
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("cut", [10, 1000, -2])
 def test_a_truncated_snapshot_stops_start_up_and_is_left_as_it_was(tmp_path, cut):
     snapshot = tmp_path / "growth.snapshot"
@@ -151,6 +154,7 @@ def test_a_truncated_snapshot_stops_start_up_and_is_left_as_it_was(tmp_path, cut
     assert snapshot.read_bytes() == before
 
 
+@pytest.mark.live
 def test_a_snapshot_that_is_not_ours_stops_start_up(tmp_path):
     snapshot = tmp_path / "growth.snapshot"
     snapshot.write_text('{"format": "something-else"}')
@@ -159,6 +163,7 @@ def test_a_snapshot_that_is_not_ours_stops_start_up(tmp_path):
     assert "is not a growth-gevent snapshot" in result.stderr
 
 
+@pytest.mark.live
 def test_a_snapshot_in_a_folder_that_cannot_be_written_stops_start_up(tmp_path):
     result = start_fails(GROWTH_SNAPSHOT=str(tmp_path / "missing" / "growth.snapshot"))
     assert result.returncode == 2
@@ -183,6 +188,7 @@ def test_a_snapshot_wins_over_the_preload_file(servers, tmp_path):
     assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 1})
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("content, message", [
     ('[{"Country": "A", "Indicator": "B", "Value": 1, "Year": 1}, {"Country": "A"}]',
      "record 1: Indicator must be a non-empty string"),
@@ -197,6 +203,7 @@ def test_a_bad_preload_file_stops_start_up_naming_the_record(tmp_path, content, 
     assert message in result.stderr
 
 
+@pytest.mark.live
 def test_a_redis_url_that_cannot_be_parsed_stops_start_up():
     result = start_fails(GROWTH_STORE="redis://127.0.0.1:notaport/0")
     assert result.returncode == 2

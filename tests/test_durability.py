@@ -6,7 +6,7 @@ import resource
 
 import pytest
 
-from conftest import SAMPLE
+from support import SAMPLE
 from growth_gevent.snapshot import read_snapshot, write_snapshot
 from live import start_fails, wait_for
 from redis_server import RedisServer

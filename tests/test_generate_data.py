@@ -2,7 +2,9 @@ import json
 import subprocess
 import sys
 
-from conftest import ROOT, SAMPLE
+import pytest
+
+from support import ROOT, SAMPLE
 from scripts.generate_data import generate
 
 
@@ -19,6 +21,7 @@ def test_the_same_seed_gives_the_same_records_and_another_seed_does_not():
     assert generate(1000, seed=1) != generate(1000, seed=2)
 
 
+@pytest.mark.live
 def test_the_committed_sample_is_what_the_generator_writes(tmp_path):
     output = tmp_path / "sample.json"
     subprocess.run([sys.executable, "scripts/generate_data.py", "--records", "9", "--indent", "4",

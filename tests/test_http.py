@@ -13,6 +13,8 @@ import pytest
 
 from live import LiveServer, closed_by_peer, read_response, wait_for
 
+pytestmark = pytest.mark.live  # every test here starts a server process
+
 RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"
 SMUGGLED = b"DELETE " + RECORD.encode() + b" HTTP/1.1\r\nHost: t\r\n\r\n"
 

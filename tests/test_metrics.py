@@ -5,7 +5,7 @@ import pytest
 import webtest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import WAIT_SECONDS, load, post_records
+from support import WAIT_SECONDS, load, post_records
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.stores.memory import MemoryStore

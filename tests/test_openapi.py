@@ -22,7 +22,7 @@ from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import validate
 from schemathesis.config import SchemathesisConfig
 
-from conftest import STORES, make_store
+from support import STORES, make_store
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.stores.memory import MemoryStore
@@ -160,6 +160,7 @@ def fuzzed_store(request):
     store.close()
 
 
+@pytest.mark.fuzz
 @schema.parametrize()
 @hypothesis.settings(max_examples=FUZZ_EXAMPLES, derandomize=True, deadline=None, database=None,
                      suppress_health_check=list(hypothesis.HealthCheck))
@@ -347,6 +348,7 @@ def _check_semantics(path, status, document):
         assert years == sorted(set(years))
 
 
+@pytest.mark.fuzz
 @hypothesis.settings(max_examples=RAW_EXAMPLES, derandomize=True, deadline=None, database=None,
                      suppress_health_check=list(hypothesis.HealthCheck))
 @hypothesis.given(_raw_request)

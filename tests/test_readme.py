@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, two_workers_on_redis
+from support import ROOT, two_workers_on_redis
 from live import LiveServer
 
 README = (ROOT / "README.md").read_text()

@@ -18,7 +18,7 @@ from growth_gevent.stores.base import COMPLETE, BulkQueueFull, StoreUnavailable
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, MAX_GROUP_FIELDS, RedisStore,
                                         ThrottledLog)
-from conftest import ROOT
+from support import ROOT
 from live import wait_for
 from redis_server import RedisServer
 
@@ -343,6 +343,7 @@ def test_no_request_walks_the_keyspace(redis_server, config, sample_records):
     assert not used & {"keys", "scan", "hscan", "zscan", "sscan", "randomkey"}
 
 
+@pytest.mark.live
 def test_a_redis_at_its_client_limit_is_unavailable_not_an_error():
     server = RedisServer(settings=["--maxclients", "1"]).start()
     store = open_store(server)
@@ -643,6 +644,7 @@ def test_a_list_query_across_the_store_examines_at_most_the_budget_per_script(fr
         assert direct.info("commandstats")["cmdstat_evalsha"]["calls"] == 7
 
 
+@pytest.mark.live
 def test_the_cache_follows_a_redis_on_a_unix_socket(tmp_path):
     path = tmp_path / "redis.sock"
     server = RedisServer(settings=["--unixsocket", str(path), "--unixsocketperm", "700"]).start()

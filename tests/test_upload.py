@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLE
+from support import ROOT, SAMPLE
 from growth_gevent.upload import PLAIN_STEPS, ProgressBar
 from live import LiveServer
 from scripts.generate_data import generate
@@ -114,6 +114,7 @@ def test_a_file_over_the_body_limit_is_the_servers_413_message(server, tmp_path)
     assert size_of(server) == 0
 
 
+@pytest.mark.live
 def test_an_unreachable_service_is_a_clear_message():
     url = f"http://127.0.0.1:{closed_port()}"
 
@@ -125,6 +126,7 @@ def test_an_unreachable_service_is_a_clear_message():
     assert result.stdout == ""
 
 
+@pytest.mark.live
 def test_a_missing_file_exits_2_before_any_request(tmp_path):
     missing = tmp_path / "missing.json"
 
@@ -136,6 +138,7 @@ def test_a_missing_file_exits_2_before_any_request(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.live
 def test_a_url_that_is_not_http_is_a_usage_error():
     result = run_upload(SAMPLE, "localhost:8080")
     assert result.returncode == 2

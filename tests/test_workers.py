@@ -11,9 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import ROOT, SAMPLE
+from support import ROOT, SAMPLE
 from live import LiveServer, start_fails, wait_for
 from redis_server import RedisServer
+
+pytestmark = pytest.mark.live  # every test here starts a server process
 
 WORKERS = 2
 LISTENING = r'worker=\d msg="listening on'

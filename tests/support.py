@@ -1,0 +1,38 @@
+"""What tests share besides fixtures: paths, the stores to run on, and helpers that POST and wait."""
+
+import json
+import pathlib
+
+from growth_gevent.stores.memory import MemoryStore
+from growth_gevent.stores.redis import RedisStore
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "sample.json"
+WAIT_SECONDS = 10
+STORES = ["memory", "redis"]
+
+
+def make_store(kind, request):
+    """A fresh, empty store of ``kind``; small chunks so that even small loads take several."""
+    if kind == "memory":
+        return MemoryStore(chunk_size=4)
+    server = request.getfixturevalue("redis_server")
+    server.flush()
+    return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4)
+
+
+def post_records(client, records, status=202):
+    return client.post("/api/v1/growth", json.dumps(records), content_type="application/json", status=status, expect_errors=True)
+
+
+def load(client, store, records):
+    """POST records and wait until the background applier has applied them."""
+    post_records(client, records)
+    assert store.wait_idle(WAIT_SECONDS)
+
+
+def two_workers_on_redis(request):
+    """The environment of a live server of two workers on the session's Redis, flushed."""
+    redis_server = request.getfixturevalue("redis_server")
+    redis_server.flush()
+    return {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}
