@@ -9,7 +9,7 @@ from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from live import LiveServer
 from redis_server import RedisServer
-from support import ROOT, SAMPLE, STORES, make_store, two_workers_on_redis  # noqa: F401 (ROOT: tests/test_docs.py)
+from support import SAMPLE, STORES, make_store, two_workers_on_redis
 
 # Fixtures that start a process (a server, redis-server, the data generator), directly or through
 # those they use; tests that start one themselves are marked where they are written.

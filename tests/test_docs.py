@@ -3,7 +3,7 @@ test_docs does the same for its settings)."""
 
 import re
 
-from conftest import ROOT
+from support import ROOT
 from growth_gevent.config import SETTINGS
 
 README = (ROOT / "README.md").read_text()
