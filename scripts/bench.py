@@ -1,6 +1,6 @@
 """Benchmarks: starts the servers, drives them with wrk and k6, prints tables, writes JSON and a PNG chart.
 
-    ./scripts/bench [--runs 3] [--seconds 5] [--flood-seconds 15] [--out bench-results] [--update-readme]
+    ./scripts/bench [--runs 3] [--seconds 5] [--flood-seconds 15] [--out bench-results] [--update-docs]
 
 Every figure is the median of several runs. The machine is shared and noisy, so each throughput is also
 given as a ratio to a baseline measured in the same run, the scenarios interleaved: the stack's ceiling (a
@@ -546,11 +546,11 @@ def targets_table(results):
     return rows
 
 
-def update_readme(lines, targets, heading):
-    readme = ROOT / "README.md"
+def update_docs(lines, targets, heading):
+    page = ROOT / "docs" / "performance.md"
     block = "\n".join(["<!-- bench -->", heading, "", "```text", *lines, "```", "", *targets, "<!-- /bench -->"])
-    text = re.sub(r"<!-- bench -->.*<!-- /bench -->", lambda _: block, readme.read_text(), flags=re.S)
-    readme.write_text(text)
+    text = re.sub(r"<!-- bench -->.*<!-- /bench -->", lambda _: block, page.read_text(), flags=re.S)
+    page.write_text(text)
 
 
 def write_chart(http_results, path):
@@ -603,8 +603,8 @@ def main():
     parser.add_argument("--flood-seconds", type=int, default=15)
     parser.add_argument("--bulk-loads", type=int, default=5)
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "bench-results")
-    parser.add_argument("--update-readme", action="store_true",
-                        help="write the tables and the targets into README.md between its bench markers")
+    parser.add_argument("--update-docs", action="store_true",
+                        help="write the tables and the targets into docs/performance.md between its bench markers")
     args = parser.parse_args()
     make_data_files()
     payload = DATA_3MB.read_bytes()
@@ -644,10 +644,10 @@ def main():
     (args.out / "bench.json").write_text(json.dumps(results, indent=2))
     write_chart(results["http"], args.out / "bench.png")
     print(f"\nwrote {args.out / 'bench.json'} and {args.out / 'bench.png'}")
-    if args.update_readme:
-        update_readme(lines, targets, f"Measured {results['date']} with `./scripts/bench --update-readme` on "
+    if args.update_docs:
+        update_docs(lines, targets, f"Measured {results['date']} with `./scripts/bench --update-docs` on "
                                       f"{results['machine']}:")
-        print("updated the figures in README.md")
+        print("updated the figures in docs/performance.md")
 
 
 if __name__ == "__main__":
