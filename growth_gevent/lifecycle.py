@@ -55,8 +55,7 @@ def serve(server, store, config, snapshotter=None, stop=None):
     if snapshotter is not None:
         try:
             snapshotter.stop()
-        except OSError as error:
-            log.error("last snapshot failed: %s", error)
+        except OSError:  # the snapshotter has logged the error and what is lost
             exit_code = 1
     store.close()
     log.info("stopped")
