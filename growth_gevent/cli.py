@@ -40,7 +40,7 @@ def main(argv=(), environ=os.environ):
     started = time.perf_counter()
     try:
         snapshot_lock = _own_snapshot(config.snapshot_path) if config.snapshot_path else None
-        store = _open_store(config)
+        store = open_store(config)
         deferred = _seed_store(store, config, snapshot_lock, started)
     except (SnapshotError, InvalidRecord, OSError, ValueError) as error:
         log.error("cannot start: %s", error)
@@ -56,19 +56,20 @@ def main(argv=(), environ=os.environ):
 
     def serve_worker(index, stop):
         configure_logging({"worker": index})
-        return _serve(listener, _open_store(config), config, stop, deferred)
+        return _serve(listener, open_store(config), config, stop, deferred)
 
     return run_workers(config.workers, serve_worker, listener, config.shutdown_timeout)
 
 
-def _open_store(config):
+def open_store(config):
     """The in-memory store, or Redis when GROWTH_STORE names one (a bad URL is a ValueError)."""
     if config.redis_url is None:
         return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records)
     from .stores.redis import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
     store = RedisStore(config.redis_url, config.redis_pool_size, config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
-                       queue_records=config.bulk_queue_records)
+                       queue_records=config.bulk_queue_records,
+                       cache_stale_seconds=config.redis_cache_stale_seconds)
     try:
         store.ping()
     except StoreUnavailable as error:

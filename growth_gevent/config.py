@@ -35,6 +35,7 @@ DEFAULT_WORKERS = 1
 DEFAULT_REDIS_POOL_SIZE = 64
 DEFAULT_REDIS_TIMEOUT = 2.0
 DEFAULT_REDIS_TLS_VERIFY = True
+DEFAULT_REDIS_CACHE_STALE_SECONDS = 0.1
 
 
 class ConfigError(ValueError):
@@ -165,6 +166,10 @@ SETTINGS = (
     Setting("GROWTH_REDIS_TLS_VERIFY", "redis_tls_verify", switch, DEFAULT_REDIS_TLS_VERIFY,
             "`off` accepts a `rediss://` server's certificate without verifying it (Heroku's Redis is "
             "self-signed)"),
+    Setting("GROWTH_REDIS_CACHE_STALE_SECONDS", "redis_cache_stale_seconds", seconds(),
+            DEFAULT_REDIS_CACHE_STALE_SECONDS,
+            "how stale a record read served from a worker's cache may be: it misses no write acknowledged "
+            "more than this many seconds before it; `0`: no cache, every read asks Redis"),
 )
 
 

@@ -48,7 +48,8 @@ def test_access_log_switch_words(raw, expected):
     ("GROWTH_SNAPSHOT_INTERVAL", "0.000001"), ("GROWTH_HEADER_TIMEOUT", "0"), ("GROWTH_BODY_TIMEOUT", "-1"),
     ("GROWTH_KEEPALIVE_TIMEOUT", "never"), ("GROWTH_MAX_CONNECTIONS", "0"), ("GROWTH_MAX_HEADER_BYTES", "100"),
     ("GROWTH_BODY_BUFFER_BYTES", "0"), ("GROWTH_BULK_MAX_RECORDS", "0"), ("GROWTH_BULK_QUEUE_RECORDS", "-5"),
-    ("GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", "perhaps"),
+    ("GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", "perhaps"), ("GROWTH_REDIS_CACHE_STALE_SECONDS", "-0.1"),
+    ("GROWTH_REDIS_CACHE_STALE_SECONDS", "100ms"), ("GROWTH_REDIS_CACHE_STALE_SECONDS", "inf"),
 ])
 def test_a_bad_value_names_the_variable(name, raw):
     with pytest.raises(ConfigError, match=name):
@@ -64,9 +65,14 @@ def test_the_memory_store_is_the_default_with_one_worker():
 def test_a_redis_url_selects_the_redis_store_with_its_settings():
     config = Config.from_env({"GROWTH_STORE": "redis://h:6380/2", "WEB_CONCURRENCY": "4",
                               "GROWTH_REDIS_POOL_SIZE": "9", "GROWTH_REDIS_TIMEOUT": "0.5",
-                              "GROWTH_REDIS_TLS_VERIFY": "off"})
+                              "GROWTH_REDIS_TLS_VERIFY": "off", "GROWTH_REDIS_CACHE_STALE_SECONDS": "0.25"})
     assert (config.redis_url, config.workers, config.redis_pool_size, config.redis_timeout,
-            config.redis_tls_verify) == ("redis://h:6380/2", 4, 9, 0.5, False)
+            config.redis_tls_verify, config.redis_cache_stale_seconds) == ("redis://h:6380/2", 4, 9, 0.5, False, 0.25)
+
+
+@pytest.mark.parametrize("environ, bound", [({}, 0.1), ({"GROWTH_REDIS_CACHE_STALE_SECONDS": "0"}, 0.0)])
+def test_the_redis_read_cache_is_bounded_to_0_1_s_by_default_and_0_turns_it_off(environ, bound):
+    assert Config.from_env({"GROWTH_STORE": "redis://h", **environ}).redis_cache_stale_seconds == bound
 
 
 def test_growth_store_redis_reads_herokus_redis_url():

@@ -12,12 +12,14 @@ import gevent
 import pytest
 import webtest
 
+from growth_gevent import cli
 from growth_gevent.app import RETRY_AFTER_SECONDS, create_app
+from growth_gevent.config import Config
 from growth_gevent.stores import redis as redis_store
 from growth_gevent.stores.base import COMPLETE, BulkQueueFull, StoreUnavailable
 from growth_gevent.stores.memory import MemoryStore
-from growth_gevent.stores.redis import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, MAX_GROUP_FIELDS, RedisStore,
-                                        ThrottledLog)
+from growth_gevent.stores.redis import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, INVALIDATIONS, MAX_GROUP_FIELDS,
+                                        RedisStore, ThrottledLog)
 from support import ROOT
 from live import wait_for
 from redis_server import RedisServer
@@ -600,6 +602,27 @@ def test_a_cached_read_misses_no_write_acknowledged_longer_ago_than_the_bound(re
             assert time.monotonic() - acknowledged <= bound + 0.05
     finally:
         store.close()
+
+
+def cache_subscribers(direct):
+    return direct.pubsub_numsub(INVALIDATIONS)[0][1]
+
+
+@pytest.mark.parametrize("environ, cached", [({}, True), ({"GROWTH_REDIS_CACHE_STALE_SECONDS": "0"}, False)])
+def test_growth_redis_cache_stale_seconds_0_turns_the_cache_off_so_that_every_read_asks_redis(redis_server,
+                                                                                               environ, cached):
+    redis_server.flush()
+    with redis_server.client() as direct:
+        subscribers = cache_subscribers(direct)
+        store = cli.open_store(Config.from_env({"GROWTH_STORE": redis_server.url, **environ}))
+        try:
+            store.put(KEY, 1)
+            # With a cache, all but the first few of these reads are served from it.
+            reads_from_cache = sum(served_from_cache(store, KEY, direct) for _ in range(20))
+            cache_connections = cache_subscribers(direct) - subscribers
+            assert (reads_from_cache > 0, cache_connections) == (cached, int(cached))
+        finally:
+            store.close()
 
 
 def grid_records():

@@ -47,7 +47,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from ..bulk import DEFAULT_CHUNK_SIZE, let_io_run
-from ..config import DEFAULT_BULK_QUEUE_RECORDS
+from ..config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_REDIS_CACHE_STALE_SECONDS
 from .base import BulkQueueFull, BulkStatus, Store, StoreUnavailable
 
 PREFIX = "growth:"
@@ -65,9 +65,6 @@ CHUNK_ATTEMPTS = 3
 # next line says how many were not.
 FAILURE_LOG_LINES = 10
 FAILURE_LOG_WINDOW_SECONDS = 60.0
-# Record reads served from the worker's cache miss no write acknowledged more than this long before
-# (see ReadCache); 0 turns the cache off. While reads use it, a PING goes to Redis every quarter of it.
-CACHE_STALE_SECONDS = 0.1
 # Series the cache holds at most; past it, it starts again empty.
 CACHE_SERIES = 10_000
 INVALIDATIONS = "__redis__:invalidate"
@@ -585,9 +582,10 @@ class RedisStore(Store):
     """
 
     def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE, verify_tls=True,
-                 queue_records=DEFAULT_BULK_QUEUE_RECORDS, cache_stale_seconds=CACHE_STALE_SECONDS):
+                 queue_records=DEFAULT_BULK_QUEUE_RECORDS, cache_stale_seconds=DEFAULT_REDIS_CACHE_STALE_SECONDS):
         """``queue_records``: the bound of :meth:`submit_bulk`, on every worker's jobs together;
-        ``cache_stale_seconds``: that of :class:`ReadCache` for record reads, 0 for no cache."""
+        ``cache_stale_seconds``: that of :class:`ReadCache` for record reads, 0 for no cache (while reads
+        use it, a PING goes to Redis every quarter of it)."""
         # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
         tls = {} if verify_tls or not url.lower().startswith("rediss://") else {"ssl_cert_reqs": "none"}
         pool = redis.BlockingConnectionPool.from_url(
