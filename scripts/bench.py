@@ -14,7 +14,11 @@ of the one core the in-memory rows have to themselves (in production Redis runs 
 WEB_CONCURRENCY=2 cannot show scaling: its rows give what a second process costs on the same core.
 
 k6 runs the project's scripts and the challenge's own two (scripts/k6/); a row whose thresholds were
-crossed says in how many runs. The overload rows are measured on a fresh server each run: ten clients
+crossed says in how many runs. ab makes 20,000 requests 1000 at a time, each on a connection of its own.
+Every row also gives the CPU time that the server (its workers together) and redis-server spent per
+request, read from /proc: a throughput ratio holds only while the server is the limit, CPU per request
+whatever the limit (k6 at 100 VUs can use its whole CPU before the server does). From it, throughput is
+projected per core count, on paper. The overload rows are measured on a fresh server each run: ten clients
 posting the 500 kB-class file back to back (peak RSS, share of 503s, reads meanwhile), and reads while a
 body of the default size limit is posted, one at a time.
 
@@ -81,9 +85,14 @@ BACKGROUND_POLL_SECONDS = 0.02
 SETTLE_SECONDS = 120
 MIX_SCRIPT = "scripts/wrk/read_update.lua"
 THRESHOLD_CROSSED = 99  # k6's exit code when a threshold fails
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+AB_REQUESTS, AB_CONCURRENCY = 20_000, 1000
+AB_PERCENTILE = re.compile(r"^\s*(\d+)%\s+(\d+)", re.M)
 
 CEILING_ROW = "ceiling: bare WSGI, c=50"
 GET_BASELINE = "GET one record, c=50"
+MIX_ROW = "read/update mix, c=50"
+AB_ROW = f"ab -n{AB_REQUESTS} -c{AB_CONCURRENCY}, a connection per GET"
 MEMORY, NO_METRICS, BARE = "in-memory", "in-memory, GROWTH_METRICS=off", "ceiling"
 
 
@@ -176,6 +185,17 @@ def memory_bytes(server, field):
     raise SystemExit(f"no {field} for the server process")
 
 
+def cpu_seconds(pid):
+    """CPU time (user + system) that process ``pid`` and its children (a supervisor's workers) have used so far."""
+    ticks = 0
+    children = pathlib.Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    for process in (pid, *map(int, children)):
+        # The fields after the command's closing parenthesis, which may itself hold spaces.
+        fields = pathlib.Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / CLOCK_TICKS
+
+
 def wrk(address, connections, seconds, script="scripts/wrk/get_record.lua"):
     threads = min(connections, 2 if connections >= 100 else 1)
     with on_cpu(LOAD_CPU):
@@ -186,6 +206,21 @@ def wrk(address, connections, seconds, script="scripts/wrk/get_record.lua"):
     result["errors"] = sum(result[k] for k in ("connect_errors", "read_errors", "write_errors",
                                                 "status_errors", "timeouts"))
     return result
+
+
+def ab(address):
+    """ApacheBench: AB_REQUESTS requests, AB_CONCURRENCY at a time, each on a connection of its own (HTTP/1.0,
+    no keep-alive), so that a thousand clients connect at once again and again."""
+    with on_cpu(LOAD_CPU):
+        output = subprocess.run(["ab", "-q", "-r", "-s", "5", "-n", str(AB_REQUESTS), "-c", str(AB_CONCURRENCY),
+                                 address], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    fields = dict(line.split(":", 1) for line in output.splitlines() if ":" in line)
+    non_2xx = int(fields.get("Non-2xx responses", "0"))
+    failed = int(fields["Failed requests"])
+    percentiles = {int(share): float(ms) * 1000 for share, ms in AB_PERCENTILE.findall(output)}
+    return {"rps": float(fields["Requests per second"].split()[0]), "requests": int(fields["Complete requests"]),
+            "p50_us": percentiles[50], "p90_us": percentiles[90], "p99_us": percentiles[99], "max_us": percentiles[100],
+            "non_2xx": non_2xx, "failed": failed, "errors": non_2xx + failed}
 
 
 def k6(script, address, arguments):
@@ -203,7 +238,8 @@ def k6(script, address, arguments):
         if run.returncode not in (0, THRESHOLD_CROSSED):
             raise SystemExit(f"k6 {script} failed ({run.returncode}): {run.stderr[-2000:]}")
         metrics = json.loads(summary.read_text())["metrics"]
-    result = {"rps": metrics["http_reqs"]["rate"], "failed_rate": metrics["http_req_failed"]["value"],
+    result = {"rps": metrics["http_reqs"]["rate"], "requests": metrics["http_reqs"]["count"],
+              "failed_rate": metrics["http_req_failed"]["value"],
               "runs_crossed": int(run.returncode == THRESHOLD_CROSSED)}
     for name, values in metrics.items():
         if name == "http_req_duration" or ("thresholds" in values and "p(99)" in values):
@@ -224,6 +260,18 @@ class Wrk:
 
     def run(self, servers, seconds):
         return wrk(url(servers[self.server]) + self.path, self.connections, seconds, self.script)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ab:
+    """ab's AB_REQUESTS one-record GETs, AB_CONCURRENCY at a time, on the server named ``server``."""
+    name: str
+    server: str
+    ratios: tuple = ()
+    totals: tuple = ("errors", "non_2xx")
+
+    def run(self, servers, seconds):
+        return ab(url(servers[self.server]) + RECORD_PATH)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,17 +302,20 @@ HTTP_SCENARIOS = [
     Wrk("GET one record, c=1 (keep-alive latency)", MEMORY, 1),
     Wrk(GET_BASELINE, MEMORY, 50),
     Wrk("GET one record, c=50, GROWTH_METRICS=off", NO_METRICS, 50),
-    Wrk("read/update mix, c=50", MEMORY, 50, path="", script=MIX_SCRIPT),
+    Wrk(MIX_ROW, MEMORY, 50, path="", script=MIX_SCRIPT),
     Wrk("GET a series, c=50", MEMORY, 50, path=SERIES_PATH),
     Wrk("GET a country slice (100 records), c=50", MEMORY, 50, path=SLICE_PATH),
     *[scenario for label in REDIS for scenario in (
         Wrk(f"{label}: {GET_BASELINE}", label, 50),
-        Wrk(f"{label}: read/update mix, c=50", label, 50, path="", script=MIX_SCRIPT))],
+        Wrk(f"{label}: {MIX_ROW}", label, 50, path="", script=MIX_SCRIPT,
+            ratios=(("ratio_to_ceiling", CEILING_ROW), ("ratio_to_memory", MIX_ROW))))],
     K6("read_update.js: 50 VUs, no think time", MEMORY, "read_update.js",
        ("--vus", "50", "--duration", "{seconds}s", "-e", "SLEEP=0")),
     *[k6_mix(server) for server in (MEMORY, *REDIS)],
     K6("soak_1000.js: 1000 VUs, 1 s think time", MEMORY, "soak_1000.js",
        ("--stage", "5s:1000", "--stage", "{seconds}s:1000", "--stage", "2s:0")),
+    *[Ab(f"{server}: {AB_ROW}", server, ratios=(("ratio_to_memory", f"{MEMORY}: {AB_ROW}"),))
+      for server in (MEMORY, REDIS[-1])],
     # c=1000 last: closing a thousand connections keeps the server busy for a moment afterwards.
     Wrk("GET one record, c=1000", MEMORY, 1000),
 ]
@@ -285,12 +336,28 @@ def median_of(runs):
     return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
-def measure(scenarios, servers, runs, seconds, after_each=lambda server: None):
+def run_counting_cpu(scenario, servers, seconds, redis_pid):
+    """The scenario's figures, with the CPU time that its server (all workers) and, on the Redis rows,
+    redis-server spent: per request in µs (``server_cpu_us``, ``redis_cpu_us``), and as a share of one core
+    while the load ran (``server_cpu_share``, ``redis_cpu_share``: near 1, that process was the limit)."""
+    watched = {"server": servers[scenario.server].process.pid}
+    if scenario.server in REDIS:
+        watched["redis"] = redis_pid
+    before = {name: cpu_seconds(pid) for name, pid in watched.items()}
+    result = scenario.run(servers, seconds)
+    loaded_seconds = result["requests"] / result["rps"]
+    for name, pid in watched.items():
+        spent = cpu_seconds(pid) - before[name]
+        result.update({f"{name}_cpu_us": spent / result["requests"] * 1e6, f"{name}_cpu_share": spent / loaded_seconds})
+    return result
+
+
+def measure(scenarios, servers, runs, seconds, redis_pid, after_each=lambda server: None):
     """{scenario name: the medians of its runs, its totals summed, its ratios to other rows of the same runs}."""
     collected = {scenario.name: [] for scenario in scenarios}
     for run in range(runs):
         for scenario in scenarios:
-            collected[scenario.name].append(scenario.run(servers, seconds))
+            collected[scenario.name].append(run_counting_cpu(scenario, servers, seconds, redis_pid))
             after_each(servers[scenario.server])
         print(f"  run {run + 1}/{runs} of {len(scenarios)} scenarios done", file=sys.stderr)
     results = {}
@@ -418,31 +485,49 @@ def mib(size):
     return size / 2 ** 20
 
 
+def optional(result, key, spec):
+    """``result[key]`` formatted, or a dash for a figure that the row does not have."""
+    return format(result[key], spec) if key in result else "—"
+
+
+def cpu_columns(r):
+    """Server CPU µs per request and share of a core; redis-server's µs per request, on the Redis rows."""
+    return f"{r['server_cpu_us']:>8.1f}{r['server_cpu_share']:>6.0%}{optional(r, 'redis_cpu_us', '.1f'):>9}"
+
+
+CPU_HEADINGS = f"{'cpu µs':>8}{'cpu':>6}{'redis µs':>9}"
+CPU_NOTE = ("cpu µs: the server's CPU time per request, all its workers together, and cpu: its share of one core "
+            "while the load ran; redis µs: redis-server's CPU time per request")
+
+
 def http_table(results):
-    lines = [f"{'scenario':<44}{'req/s':>9}{'ratio':>7}{'to mem':>8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
-             f"{'errors':>8}"]
+    lines = [f"{'scenario':<58}{'req/s':>8}{'ratio':>7}{'to mem':>7}{'p50 ms':>8}{'p99 ms':>8}{'max ms':>8}"
+             f"{'errors':>7}{CPU_HEADINGS}"]
     for name, r in results.items():
-        lines.append(f"{name:<44}{r['rps']:>9.0f}{r['ratio_to_ceiling']:>7.2f}{r['ratio_to_memory']:>8.2f}"
-                     f"{ms(r['p50_us']):>9.2f}{ms(r['p99_us']):>9.2f}{ms(r['max_us']):>9.2f}{r['errors']:>8.0f}")
-    return lines + [f"(ratio: to the ceiling; to mem: to the in-memory {GET_BASELINE}; both of the same run)"]
+        lines.append(f"{name:<58}{r['rps']:>8.0f}{optional(r, 'ratio_to_ceiling', '.2f'):>7}"
+                     f"{optional(r, 'ratio_to_memory', '.2f'):>7}{ms(r['p50_us']):>8.2f}{ms(r['p99_us']):>8.2f}"
+                     f"{ms(r['max_us']):>8.2f}{r['errors']:>7.0f}{cpu_columns(r)}")
+    return lines + [f"(ratio: to the ceiling; to mem: to the same load on the in-memory server ({GET_BASELINE} for "
+                    f"the in-memory rows); both of the same run; {CPU_NOTE})"]
 
 
 def k6_table(results, runs):
     """One line per k6 row; the trends of tagged requests and of custom metrics on lines of their own."""
     lines = [f"{'k6 scenario':<56}{'req/s':>8}{'to mem':>8}{'med ms':>8}{'p95 ms':>8}{'p99 ms':>8}"
-             f"{'failed':>8}{'thresholds':>14}"]
+             f"{'failed':>8}{'thresholds':>14}{CPU_HEADINGS}"]
     for name, r in results.items():
         ratio = f"{r['ratio_to_memory']:.2f}" if "ratio_to_memory" in r else "—"
         verdict = ("held" if not r["runs_crossed"] else f"crossed {r['runs_crossed']:.0f}/{runs}") + (
             "" if name in GATED_K6_ROWS else "*")
         lines.append(f"{name:<56}{r['rps']:>8.0f}{ratio:>8}{r['http_req_duration med']:>8.2f}"
                      f"{r['http_req_duration p(95)']:>8.2f}{r['http_req_duration p(99)']:>8.2f}"
-                     f"{r['failed_rate']:>8.2%}{verdict:>14}")
+                     f"{r['failed_rate']:>8.2%}{verdict:>14}{cpu_columns(r)}")
         trends = sorted({key.rsplit(" ", 1)[0] for key in r if " " in key} - {"http_req_duration"})
         lines += [f"  {trend:<54}{'':>16}{r[f'{trend} med']:>8.2f}{r[f'{trend} p(95)']:>8.2f}"
                   f"{r[f'{trend} p(99)']:>8.2f}" for trend in trends]
     return lines + [f"(to mem: to the in-memory challenge mix of the same run; thresholds: in how many of {runs} runs; "
-                    "*: reported, not a target: a load past the script's own, or the challenge's thresholds)"]
+                    "*: reported, not a target: a load past the script's own, or the challenge's thresholds; "
+                    f"{CPU_NOTE})"]
 
 
 def figure_lines(results):
@@ -473,6 +558,36 @@ def figure_lines(results):
     ]
 
 
+PROJECTED_CORES = (1, 2, 4, 8)
+
+
+def projected_rows(results):
+    """(load, in-memory result, Redis 1 worker result) of the rows whose CPU per request is projected."""
+    http, k6_rows = results["http"], results["k6"]
+    return [("GET one record (wrk)", http[GET_BASELINE], http[f"{REDIS[0]}: {GET_BASELINE}"]),
+            ("read/update mix (wrk)", http[MIX_ROW], http[f"{REDIS[0]}: {MIX_ROW}"]),
+            ("challenge mix (k6)", k6_rows[MEMORY_MIX], k6_rows[mix_row(REDIS[0])])]
+
+
+def projection_lines(results):
+    """Throughput per core count, on paper, from the CPU per request measured: the in-memory store is one
+    process, so one core whatever the machine; the Redis store's workers add up, one core each, until
+    redis-server (single-threaded) fills its own core."""
+    lines = [f"{'projected req/s, by worker cores':<46}" + "".join(f"{cores:>9}" for cores in PROJECTED_CORES)
+             + f"{'Redis core full at':>20}"]
+    for load_name, memory, redis_row in projected_rows(results):
+        per_core, redis_limit = 1e6 / redis_row["server_cpu_us"], 1e6 / redis_row["redis_cpu_us"]
+        lines.append(f"{load_name + ', in-memory':<46}"
+                     + f"{1e6 / memory['server_cpu_us']:>9.0f}" * len(PROJECTED_CORES))
+        lines.append(f"{load_name + ', Redis':<46}"
+                     + "".join(f"{min(cores * per_core, redis_limit):>9.0f}" for cores in PROJECTED_CORES)
+                     + f"{redis_limit / per_core:>11.0f} cores")
+    return lines + ["(1e6 / cpu µs of the in-memory row and of the Redis, 1 worker row; a worker core each, Redis on "
+                    "a core of its own, the load generated elsewhere; Redis full: 1e6 / its redis µs. These loads "
+                    "read one record again and again, which the Redis rows serve from the worker's cache until it "
+                    "is written)"]
+
+
 @dataclasses.dataclass(frozen=True)
 class Target:
     """A figure and its target: ``value(results)`` is what was measured (a number, or a tuple of them),
@@ -498,6 +613,18 @@ def reads(row):
     return lambda results: (ms(results[row]["p99_us"]), ms(results[row]["max_us"]))
 
 
+def redis_cpu_ratio(index):
+    """Server CPU per request on Redis, 1 worker, over in-memory, of the load ``projected_rows()[index]``."""
+    def value(results):
+        _, memory, redis_row = projected_rows(results)[index]
+        return redis_row["server_cpu_us"] / memory["server_cpu_us"]
+    return value
+
+
+def ab_failures(result):
+    return result["non_2xx"], result["failed"]
+
+
 KEEPALIVE_ROW = "GET one record, c=1 (keep-alive latency)"
 TARGETS = [
     Target(GET_BASELINE, "≥ 0.9 × ceiling", http_row(GET_BASELINE, "ratio_to_ceiling"), "{:.2f} ×",
@@ -515,6 +642,12 @@ TARGETS = [
            http_row(f"{REDIS[0]}: {GET_BASELINE}", "ratio_to_memory"), "{:.2f} ×", lambda ratio: ratio >= 0.8),
     Target("Redis, 1 worker: challenge k6 mix", "≥ 0.8 × in-memory",
            lambda r: r["k6"][mix_row(REDIS[0])]["ratio_to_memory"], "{:.2f} ×", lambda ratio: ratio >= 0.8),
+    # Throughput ratios only hold while the server is the limit; CPU per request holds whatever the limit.
+    *[Target(f"Redis, 1 worker: server CPU per request, {load_name}", "≤ 1.25 × in-memory", redis_cpu_ratio(index),
+             "{:.2f} ×", lambda ratio: ratio <= 1.25)
+      for index, load_name in enumerate(("GET", "wrk mix", "k6 mix"))],
+    Target(f"{REDIS[-1]}: {AB_ROW}", "0 non-2xx, 0 failed", lambda r: ab_failures(r["http"][f"{REDIS[-1]}: {AB_ROW}"]),
+           "{:.0f} non-2xx, {:.0f} failed", lambda counts: counts == (0, 0)),
     Target("k6 scripts' thresholds, at their loads", "held in every run", lambda r: crossed_rows(r) or "held", "{}",
            lambda crossed: crossed == "held"),
     Target("3 MB bulk POST → status complete", "≤ 100 ms median", lambda r: r["bulk"][MEMORY]["median_ms"],
@@ -564,7 +697,8 @@ def write_chart(http_results, path):
     throughput.set_xlabel("requests per second (median)")
     throughput.invert_yaxis()
     for index, name in enumerate(names):
-        throughput.text(http_results[name]["rps"], index, f" {http_results[name]['ratio_to_ceiling']:.2f}×",
+        ratio = optional(http_results[name], "ratio_to_ceiling", ".2f")
+        throughput.text(http_results[name]["rps"], index, f" {ratio}×",
                         va="center", fontsize=8)
     for offset, (key, label) in enumerate((("p50_us", "p50"), ("p90_us", "p90"), ("p99_us", "p99"))):
         latency.barh([i + offset * 0.27 for i in range(len(names))],
@@ -625,10 +759,11 @@ def main():
         for name, server in servers.items():
             if name != BARE:
                 load(server, payload)
-        measured = measure(HTTP_SCENARIOS, servers, args.runs, args.seconds)
-        results["http"] = {s.name: measured[s.name] for s in HTTP_SCENARIOS if isinstance(s, Wrk)}
+        redis_pid = redis_server.process.pid
+        measured = measure(HTTP_SCENARIOS, servers, args.runs, args.seconds, redis_pid)
+        results["http"] = {s.name: measured[s.name] for s in HTTP_SCENARIOS if not isinstance(s, K6)}
         results["k6"] = {s.name: measured[s.name] for s in HTTP_SCENARIOS if isinstance(s, K6)}
-        results["k6"].update(measure(BULK_SCENARIOS, servers, args.runs, args.seconds, after_each=settle))
+        results["k6"].update(measure(BULK_SCENARIOS, servers, args.runs, args.seconds, redis_pid, after_each=settle))
         results["bulk"] = {label: measure_bulk(servers[label], payload, args.bulk_loads) for label in (MEMORY, *REDIS)}
         results["reads_during_loads"] = measure_reads_during_loads(servers[MEMORY], payload, args.seconds)
     with tempfile.TemporaryDirectory() as directory:
@@ -637,7 +772,8 @@ def main():
     results["post_flood"] = repeated(lambda: measure_post_flood(DATA_500KB.read_bytes(), args.flood_seconds), args.runs)
     results["large_post"] = repeated(lambda: measure_large_post(DATA_LARGE.read_bytes(), args.seconds), args.runs)
 
-    lines = [*http_table(results["http"]), "", *k6_table(results["k6"], args.runs), "", *figure_lines(results)]
+    lines = [*http_table(results["http"]), "", *k6_table(results["k6"], args.runs), "", *projection_lines(results), "",
+             *figure_lines(results)]
     targets = targets_table(results)
     print("\n" + "\n".join(lines) + "\n\n" + "\n".join(targets))
     args.out.mkdir(parents=True, exist_ok=True)

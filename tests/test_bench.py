@@ -1,0 +1,105 @@
+"""scripts/bench.py's own parts, so that the bench cannot rot between its runs: what it reads from ab and
+from /proc, and that its tables, projection and targets format every row it measures."""
+
+import subprocess
+import sys
+
+import pytest
+
+from polling import wait_for
+from scripts import bench
+
+MISSING_RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/1900"
+AB_SMOKE_REQUESTS, AB_SMOKE_CONCURRENCY = 300, 30
+
+
+@pytest.fixture
+def small_ab(monkeypatch):
+    monkeypatch.setattr(bench, "AB_REQUESTS", AB_SMOKE_REQUESTS)
+    monkeypatch.setattr(bench, "AB_CONCURRENCY", AB_SMOKE_CONCURRENCY)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("path, non_2xx", [(bench.RECORD_PATH, 0), (MISSING_RECORD_PATH, AB_SMOKE_REQUESTS)])
+def test_ab_figures_count_every_request_and_every_answer_not_2xx(servers, small_ab, path, non_2xx):
+    server = servers()
+    bench.put_record(server)
+    result = bench.ab(bench.url(server) + path)
+    assert result["requests"] == AB_SMOKE_REQUESTS
+    assert (result["non_2xx"], result["failed"], result["errors"]) == (non_2xx, 0, non_2xx)
+    assert 0 <= result["p50_us"] <= result["p90_us"] <= result["p99_us"] <= result["max_us"]
+    assert result["rps"] > 0
+
+
+BURN_IN_CHILD = """
+import os, signal, time
+child = os.fork()
+if child == 0:
+    deadline = time.process_time() + 0.3
+    while time.process_time() < deadline:
+        pass
+    time.sleep(60)
+    os._exit(0)
+input()  # the parent waits, spending nothing, until the test writes a line
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
+"""
+
+
+@pytest.mark.live
+def test_cpu_seconds_counts_what_the_children_spend():
+    """A supervisor spends next to nothing; its workers spend the CPU: both must be counted."""
+    parent = subprocess.Popen([sys.executable, "-c", BURN_IN_CHILD], stdin=subprocess.PIPE)
+    try:
+        start = bench.cpu_seconds(parent.pid)
+        assert wait_for(lambda: bench.cpu_seconds(parent.pid) - start >= 0.25, timeout=10, interval=0.02)
+    finally:
+        parent.communicate(b"\n", timeout=10)
+
+
+def fake_figures(scenario, index):
+    """Figures of the shape that ``scenario`` measures, distinct per row."""
+    figures = {"rps": 1000.0 + index, "requests": 5000, "server_cpu_us": 50.0 + index, "server_cpu_share": 0.9,
+               "redis_cpu_us": 5.0, "redis_cpu_share": 0.1, "p50_us": 1000.0, "p90_us": 2000.0, "p99_us": 3000.0,
+               "max_us": 4000.0, "errors": 0, "non_2xx": 0, "failed": 0, "ratio_to_ceiling": 0.8, "ratio_to_memory": 0.9}
+    if isinstance(scenario, bench.K6):
+        figures.update({"failed_rate": 0.0, "runs_crossed": 0, **{f"http_req_duration {stat}": 1.0
+                                                                  for stat in ("med", "p(95)", "p(99)", "max")}})
+    return figures
+
+
+def fake_results():
+    scenarios = [*bench.HTTP_SCENARIOS, *bench.BULK_SCENARIOS]
+    measured = {scenario.name: fake_figures(scenario, index) for index, scenario in enumerate(scenarios)}
+    reads = {"p99_us": 3000.0, "max_us": 4000.0, "rps": 900.0, "errors": 0}
+    return {
+        "http": {s.name: measured[s.name] for s in scenarios if not isinstance(s, bench.K6)},
+        "k6": {s.name: measured[s.name] for s in scenarios if isinstance(s, bench.K6)},
+        "bulk": {label: {"median_ms": 50.0, "min_ms": 40.0, "max_ms": 60.0, "loads": 5}
+                 for label in (bench.MEMORY, *bench.REDIS)},
+        "reads_during_loads": {**reads, "loads_applied": 10},
+        "snapshots": {**reads, "snapshots_written": 5, "snapshot_write_ms_median": 60.0, "snapshot_load_ms": 50.0},
+        "rss_after_three_loads_bytes": 60 * 2 ** 20, "flood_seconds": 15,
+        "post_flood": {**reads, "posts": 100, "answered_202": 10, "answered_503": 90, "answered_otherwise": 0,
+                       "share_503": 0.9, "rss_before_bytes": 2 ** 25, "rss_peak_bytes": 2 ** 27},
+        "large_post": {**reads, "body_bytes": 2 ** 23, "loads_applied": 5, "load_ms_median": 300.0,
+                       "rss_peak_bytes": 2 ** 27},
+    }
+
+
+def test_every_measured_row_is_in_the_tables_and_every_target_is_judged():
+    results = fake_results()
+    lines = [*bench.http_table(results["http"]), *bench.k6_table(results["k6"], 3), *bench.figure_lines(results)]
+    for name in [*results["http"], *results["k6"]]:
+        assert any(line.startswith(name) for line in lines), name
+    targets = bench.targets_table(results)
+    assert len(targets) == 2 + len(bench.TARGETS)
+    assert all(row.endswith(("| yes |", "| no |", "| — |")) for row in targets[2:])
+
+
+def test_the_projection_adds_worker_cores_until_redis_is_full():
+    results = fake_results()
+    redis_get = results["http"][f"{bench.REDIS[0]}: {bench.GET_BASELINE}"]
+    redis_get.update(server_cpu_us=100.0, redis_cpu_us=25.0)  # 10,000 req/s a worker core, Redis full at 40,000
+    line = next(line for line in bench.projection_lines(results) if line.startswith("GET one record (wrk), Redis"))
+    assert line.split()[-6:] == ["10000", "20000", "40000", "40000", "4", "cores"]
