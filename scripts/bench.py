@@ -108,6 +108,8 @@ MEMORY_MIX = mix_row(MEMORY)
 
 
 REDIS = [redis_label(workers) for workers in REDIS_WORKERS]
+# Every read asks Redis (GROWTH_REDIS_CACHE_STALE_SECONDS=0): what a read costs when the cache misses.
+REDIS_UNCACHED = f"{REDIS[0]}, no cache"
 
 
 @contextlib.contextmanager
@@ -309,6 +311,7 @@ HTTP_SCENARIOS = [
         Wrk(f"{label}: {GET_BASELINE}", label, 50),
         Wrk(f"{label}: {MIX_ROW}", label, 50, path="", script=MIX_SCRIPT,
             ratios=(("ratio_to_ceiling", CEILING_ROW), ("ratio_to_memory", MIX_ROW))))],
+    Wrk(f"{REDIS_UNCACHED}: {GET_BASELINE}", REDIS_UNCACHED, 50),
     K6("read_update.js: 50 VUs, no think time", MEMORY, "read_update.js",
        ("--vus", "50", "--duration", "{seconds}s", "-e", "SLEEP=0")),
     *[k6_mix(server) for server in (MEMORY, *REDIS)],
@@ -341,7 +344,7 @@ def run_counting_cpu(scenario, servers, seconds, redis_pid):
     redis-server spent: per request in µs (``server_cpu_us``, ``redis_cpu_us``), and as a share of one core
     while the load ran (``server_cpu_share``, ``redis_cpu_share``: near 1, that process was the limit)."""
     watched = {"server": servers[scenario.server].process.pid}
-    if scenario.server in REDIS:
+    if scenario.server in (*REDIS, REDIS_UNCACHED):
         watched["redis"] = redis_pid
     before = {name: cpu_seconds(pid) for name, pid in watched.items()}
     result = scenario.run(servers, seconds)
@@ -562,11 +565,13 @@ PROJECTED_CORES = (1, 2, 4, 8)
 
 
 def projected_rows(results):
-    """(load, in-memory result, Redis 1 worker result) of the rows whose CPU per request is projected."""
+    """(load, in-memory result, Redis result, which Redis) of the loads whose CPU per request is projected;
+    the Redis results are those of one worker."""
     http, k6_rows = results["http"], results["k6"]
-    return [("GET one record (wrk)", http[GET_BASELINE], http[f"{REDIS[0]}: {GET_BASELINE}"]),
-            ("read/update mix (wrk)", http[MIX_ROW], http[f"{REDIS[0]}: {MIX_ROW}"]),
-            ("challenge mix (k6)", k6_rows[MEMORY_MIX], k6_rows[mix_row(REDIS[0])])]
+    return [("GET one record (wrk)", http[GET_BASELINE], http[f"{REDIS[0]}: {GET_BASELINE}"], "Redis"),
+            ("read/update mix (wrk)", http[MIX_ROW], http[f"{REDIS[0]}: {MIX_ROW}"], "Redis"),
+            ("challenge mix (k6)", k6_rows[MEMORY_MIX], k6_rows[mix_row(REDIS[0])], "Redis"),
+            ("GET one record (wrk)", http[GET_BASELINE], http[f"{REDIS_UNCACHED}: {GET_BASELINE}"], "Redis, no cache")]
 
 
 def projection_lines(results):
@@ -575,17 +580,20 @@ def projection_lines(results):
     redis-server (single-threaded) fills its own core."""
     lines = [f"{'projected req/s, by worker cores':<46}" + "".join(f"{cores:>9}" for cores in PROJECTED_CORES)
              + f"{'Redis core full at':>20}"]
-    for load_name, memory, redis_row in projected_rows(results):
+    projected = set()
+    for load_name, memory, redis_row, store in projected_rows(results):
+        if load_name not in projected:
+            projected.add(load_name)
+            lines.append(f"{load_name + ', in-memory':<46}"
+                         + f"{1e6 / memory['server_cpu_us']:>9.0f}" * len(PROJECTED_CORES))
         per_core, redis_limit = 1e6 / redis_row["server_cpu_us"], 1e6 / redis_row["redis_cpu_us"]
-        lines.append(f"{load_name + ', in-memory':<46}"
-                     + f"{1e6 / memory['server_cpu_us']:>9.0f}" * len(PROJECTED_CORES))
-        lines.append(f"{load_name + ', Redis':<46}"
+        lines.append(f"{load_name + ', ' + store:<46}"
                      + "".join(f"{min(cores * per_core, redis_limit):>9.0f}" for cores in PROJECTED_CORES)
                      + f"{redis_limit / per_core:>11.0f} cores")
     return lines + ["(1e6 / cpu µs of the in-memory row and of the Redis, 1 worker row; a worker core each, Redis on "
                     "a core of its own, the load generated elsewhere; Redis full: 1e6 / its redis µs. These loads "
                     "read one record again and again, which the Redis rows serve from the worker's cache until it "
-                    "is written)"]
+                    "is written; the no-cache row asks Redis every time)"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -616,7 +624,7 @@ def reads(row):
 def redis_cpu_ratio(index):
     """Server CPU per request on Redis, 1 worker, over in-memory, of the load ``projected_rows()[index]``."""
     def value(results):
-        _, memory, redis_row = projected_rows(results)[index]
+        _, memory, redis_row, _ = projected_rows(results)[index]
         return redis_row["server_cpu_us"] / memory["server_cpu_us"]
     return value
 
@@ -756,6 +764,8 @@ def main():
         # A database each: the workers of one would otherwise help apply the other's bulk loads.
         for db, (workers, label) in enumerate(zip(REDIS_WORKERS, REDIS), start=1):
             servers[label] = start(stack, GROWTH_STORE=f"redis://127.0.0.1:{redis_server.port}/{db}", workers=workers)
+        servers[REDIS_UNCACHED] = start(stack, GROWTH_STORE=f"redis://127.0.0.1:{redis_server.port}/{len(REDIS) + 1}",
+                                        GROWTH_REDIS_CACHE_STALE_SECONDS="0")
         for name, server in servers.items():
             if name != BARE:
                 load(server, payload)
