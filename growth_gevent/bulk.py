@@ -4,9 +4,9 @@ import gevent
 from gevent.event import Event
 from gevent.queue import SimpleQueue
 
+from .config import DEFAULT_BULK_CHUNK_RECORDS
 from .stores.base import BulkStatus
 
-DEFAULT_CHUNK_SIZE = 2000
 # Any positive sleep lets the event loop poll its sockets before the sleeper runs again; sleep(0) only
 # runs greenlets that are runnable already: a client waiting on a socket then waited for the whole of a
 # 300 ms run of work that slept(0) every 10 ms, and 0.5 ms with a positive sleep.
@@ -34,7 +34,7 @@ class BulkApplier:
     is applied; a chunk of 2,000 records takes well under a millisecond to apply.
     """
 
-    def __init__(self, apply_chunk, chunk_size=DEFAULT_CHUNK_SIZE):
+    def __init__(self, apply_chunk, chunk_size=DEFAULT_BULK_CHUNK_RECORDS):
         self._apply_chunk = apply_chunk
         self._chunk_size = chunk_size
         self._pending = SimpleQueue()

@@ -46,8 +46,8 @@ from redis._parsers import BaseParser  # redis-py's mapping of error replies to 
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ..bulk import DEFAULT_CHUNK_SIZE, let_io_run
-from ..config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_REDIS_CACHE_STALE_SECONDS
+from ..bulk import let_io_run
+from ..config import DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_REDIS_CACHE_STALE_SECONDS
 from .base import BulkQueueFull, BulkStatus, Store, StoreUnavailable
 
 PREFIX = "growth:"
@@ -581,7 +581,7 @@ class RedisStore(Store):
     Redis restart succeeds anyway.
     """
 
-    def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_CHUNK_SIZE, verify_tls=True,
+    def __init__(self, url, pool_size, timeout, chunk_size=DEFAULT_BULK_CHUNK_RECORDS, verify_tls=True,
                  queue_records=DEFAULT_BULK_QUEUE_RECORDS, cache_stale_seconds=DEFAULT_REDIS_CACHE_STALE_SECONDS):
         """``queue_records``: the bound of :meth:`submit_bulk`, on every worker's jobs together;
         ``cache_stale_seconds``: that of :class:`ReadCache` for record reads, 0 for no cache (while reads
