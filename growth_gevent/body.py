@@ -82,11 +82,18 @@ class BulkParser:
         self._wait_seconds = wait_seconds
         self._slot = Semaphore()
 
-    def parse(self, body):
-        """``[(key, value), ...]`` of a bulk body, or a typed falcon error (413, 400, 503), or InvalidRecord."""
-        self._check_size(body)
-        with self.slot(), gc_paused():
-            return parse_records(parse_json(body), pause=let_io_run)
+    def parse(self, body, check_room):
+        """``[(key, value), ...]`` of a bulk body, or a typed falcon error (413, 400, 503), or InvalidRecord.
+
+        ``check_room(records)`` is called, once it is this body's turn, with the most records it can hold
+        (its JSON objects), and raises to refuse it unparsed: under a flood of posts to a full queue, a
+        refusal then costs a count of bytes instead of a parse.
+        """
+        records_at_most = self._check_size(body)
+        with self.slot():
+            check_room(records_at_most)
+            with gc_paused():
+                return parse_records(parse_json(body), pause=let_io_run)
 
     @contextlib.contextmanager
     def slot(self):
@@ -100,6 +107,7 @@ class BulkParser:
             self._slot.release()
 
     def _check_size(self, body):
+        """The JSON objects in ``body``; a 413 when there are more than its records could need."""
         # Each record is an object, and every value follows a separator: ~1 ms per MB, at C speed.
         objects = body.count(b"{")
         if objects > self._max_records:
@@ -110,6 +118,7 @@ class BulkParser:
         if separators > most:
             raise falcon.HTTPContentTooLarge(description=f"request body has {separators} JSON separators; "
                                                          f"{self._max_records} records need at most {most}")
+        return objects
 
 
 def read_json(req, max_bytes, reservation):

@@ -109,7 +109,8 @@ class RecordCollection:
         # The body is held only as an argument: when parse() returns, it and the parse are gone, and
         # only then is the reservation given back.
         with self._bodies.reserve() as reservation:
-            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation))
+            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation),
+                                              self._store.check_bulk_room)
         self._store.submit_bulk(records)
         _json(resp, {"msg": "In progress"}, falcon.HTTP_202)
 

@@ -368,6 +368,15 @@ class TestBulkBounds:
         assert store.wait_idle(10)
         post_records(client, records(8, value=3))
 
+    def test_a_post_to_a_full_queue_is_503_before_it_is_parsed(self):
+        client, store = memory_client(bulk_queue_records=10)
+        post_records(client, records(8))
+        not_json = b"[" + b",".join([b'{"Country":"A","Indicator":"B","Value":01,"Year":1}'] * 3) + b"]"
+        response = client.post("/api/v1/growth", not_json, content_type="application/json", status=503)
+        assert response.json == {"msg": "bulk queue is full: 8 records waiting to be applied (limit 10); retry later"}
+        assert store.wait_idle(10)
+        client.post("/api/v1/growth", not_json, content_type="application/json", status=400)  # parsed now
+
     def test_more_records_than_one_post_may_hold_is_413_before_parsing(self):
         client, store = memory_client(bulk_max_records=3)
         post_records(client, records(3))
@@ -491,11 +500,26 @@ class TestBodyBudget:
         store.close()
 
 
+def room_for_all(records):
+    """A check_room that refuses nothing."""
+
+
 class TestBulkParser:
+    def test_room_is_checked_once_it_is_the_bodys_turn_with_its_object_count(self):
+        parser = BulkParser(max_records=10)
+        asked = []
+        with parser.slot():
+            waiting = gevent.spawn(parser.parse, b'[{"a": {}}, {}]', asked.append)
+            gevent.idle()
+            assert asked == []  # the queue may fill while it waits: asked only once the slot is its own
+        with pytest.raises(InvalidRecord):
+            waiting.get(timeout=5)
+        assert asked == [3]
+
     def test_a_parse_waits_for_the_one_in_progress_then_runs(self):
         parser = BulkParser(max_records=10)
         with parser.slot():
-            waiting = gevent.spawn(parser.parse, b"[]")
+            waiting = gevent.spawn(parser.parse, b"[]", room_for_all)
             gevent.idle()  # it is waiting for the slot now
             assert not waiting.ready()
         assert waiting.get(timeout=5) == []
@@ -504,18 +528,18 @@ class TestBulkParser:
         parser = BulkParser(max_records=10, wait_seconds=0.01)
         with parser.slot():
             with pytest.raises(falcon.HTTPServiceUnavailable) as refused:
-                parser.parse(b"[]")
+                parser.parse(b"[]", room_for_all)
         assert refused.value.description == "too many bulk loads waiting to be parsed; retry later"
         assert refused.value.headers["Retry-After"] == "1"
-        assert parser.parse(b"[]") == []  # the slot was given back
+        assert parser.parse(b"[]", room_for_all) == []  # the slot was given back
 
     def test_the_slot_is_given_back_when_a_parse_fails(self):
         parser = BulkParser(max_records=10, wait_seconds=0.01)
         with pytest.raises(falcon.HTTPBadRequest):
-            parser.parse(b"[01]")
+            parser.parse(b"[01]", room_for_all)
         with pytest.raises(InvalidRecord):
-            parser.parse(b"[1]")
-        assert parser.parse(b"[]") == []
+            parser.parse(b"[1]", room_for_all)
+        assert parser.parse(b"[]", room_for_all) == []
 
 
 class TestStrictJson:

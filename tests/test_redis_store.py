@@ -368,6 +368,10 @@ def test_the_bulk_queue_is_bounded_across_workers_and_frees_room_as_jobs_are_app
             store.submit_bulk(series_records("B", 3))
         assert (refused.value.pending, refused.value.limit) == (8, 10)
         assert store.bulk_status().jobs_accepted == 1  # nothing queued
+        with pytest.raises(BulkQueueFull) as refused_before_parsing:
+            store.check_bulk_room(3)
+        assert (refused_before_parsing.value.pending, refused_before_parsing.value.limit) == (8, 10)
+        store.check_bulk_room(2)
         assert store.submit_bulk(series_records("C", 2)) == 2  # up to the bound exactly
         assert store.wait_idle(WAIT_SECONDS)
         assert store.bulk_status().records_waiting == 0

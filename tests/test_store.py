@@ -153,6 +153,19 @@ def test_the_bulk_queue_refuses_a_job_past_its_limit_and_queues_nothing():
     store.close()
 
 
+def test_check_bulk_room_refuses_as_submit_bulk_would_and_queues_nothing():
+    store = MemoryStore(chunk_size=2, queue_records=5)
+    store.submit_bulk(records(3))
+    store.check_bulk_room(2)  # exactly at the limit
+    with pytest.raises(BulkQueueFull) as refused:
+        store.check_bulk_room(3)
+    assert (refused.value.pending, refused.value.limit) == (3, 5)
+    assert store.bulk_status().jobs_accepted == 1
+    assert store.wait_idle(WAIT_SECONDS)
+    store.check_bulk_room(5)
+    store.close()
+
+
 def test_initial_data_is_not_bounded_by_the_queue():
     store = MemoryStore(queue_records=2)
     assert store.submit_bulk(records(10), initial=True) == 1
@@ -191,6 +204,7 @@ class TestWriteGate:
         lambda store: store.put(("NEW", "X", 1), 2),
         lambda store: store.delete(KEY),
         lambda store: store.submit_bulk([(KEY, 2)]),
+        lambda store: store.check_bulk_room(1),
     ])
     def test_after_a_failed_snapshot_writes_are_refused_naming_the_cause_until_one_succeeds(self, snapshotted, write):
         snapshotted.snapshot_failed(self.REASON, refuse_writes=True)

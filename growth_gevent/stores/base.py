@@ -101,6 +101,12 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
+    def check_bulk_room(self, records):
+        """Raise now what :meth:`submit_bulk` would raise for a job of ``records`` records
+        (:class:`BulkQueueFull`, :class:`WritesRefused`), so that a body is not parsed only to be
+        refused; :meth:`submit_bulk` decides again, since the queue may fill in between."""
+
+    @abc.abstractmethod
     def bulk_status(self):
         """A :class:`BulkStatus`, ``records_waiting`` and ``jobs_failed`` included."""
 

@@ -112,12 +112,15 @@ class MemoryStore(Store):
                 return None
             self._initial_data_taken = True
         else:
-            if self._refusal is not None:
-                raise WritesRefused(self._refusal)
-            pending = self._bulk.records_waiting()
-            if pending + len(records) > self._queue_records:
-                raise BulkQueueFull(pending, self._queue_records)
+            self.check_bulk_room(len(records))
         return self._bulk.submit(records)
+
+    def check_bulk_room(self, records):
+        if self._refusal is not None:
+            raise WritesRefused(self._refusal)
+        pending = self._bulk.records_waiting()
+        if pending + records > self._queue_records:
+            raise BulkQueueFull(pending, self._queue_records)
 
     def bulk_status(self):
         return self._bulk.status()

@@ -723,6 +723,13 @@ class RedisStore(Store):
         return job
 
     @_available
+    def check_bulk_room(self, records):
+        # One round trip; stores/lua/enqueue.lua decides again, in the same step as it queues.
+        pending = int(self._redis.hget(BULK, "pending") or 0)
+        if pending + records > self._queue_records:
+            raise BulkQueueFull(pending, self._queue_records)
+
+    @_available
     def needs_initial_data(self):
         """Redis lost its data (restarted empty, flushed): no records, no job queued, and initial data
         not queued since; decided in one round trip."""
