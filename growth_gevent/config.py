@@ -32,7 +32,7 @@ MIN_SNAPSHOT_INTERVAL = 1.0
 DEFAULT_STOP_WRITES_ON_SNAPSHOT_ERROR = True
 DEFAULT_METRICS = True
 DEFAULT_WORKERS = 1
-DEFAULT_REDIS_POOL_SIZE = 64
+DEFAULT_REDIS_POOL_SIZE = 8
 DEFAULT_REDIS_TIMEOUT = 2.0
 DEFAULT_REDIS_TLS_VERIFY = True
 DEFAULT_REDIS_CACHE_STALE_SECONDS = 0.1
@@ -160,7 +160,8 @@ SETTINGS = (
     Setting("WEB_CONCURRENCY", "workers", integer(1), DEFAULT_WORKERS,
             "worker processes on the one port; more than 1 needs Redis"),
     Setting("GROWTH_REDIS_POOL_SIZE", "redis_pool_size", integer(1), DEFAULT_REDIS_POOL_SIZE,
-            "Redis connections per worker, shared by its greenlets (a greenlet waits for a free one)"),
+            "Redis connections per worker to queue and apply bulk loads (a greenlet waits for a free one); "
+            "requests share one pipelined connection"),
     Setting("GROWTH_REDIS_TIMEOUT", "redis_timeout", seconds(positive=True), DEFAULT_REDIS_TIMEOUT,
             "seconds to connect, to wait for a pooled connection and for an answer, before a `503`"),
     Setting("GROWTH_REDIS_TLS_VERIFY", "redis_tls_verify", switch, DEFAULT_REDIS_TLS_VERIFY,

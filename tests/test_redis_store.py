@@ -712,6 +712,24 @@ def test_concurrent_requests_share_round_trips_to_redis(own_redis):
         store.close()
 
 
+def test_requests_do_not_wait_for_the_pool_that_bulk_loads_use(redis_server):
+    """The bulk status and the queue's room are asked like record commands, first come first served on
+    the pipeline, not after whatever holds the pool's connections (a long enqueue, the applier)."""
+    redis_server.flush()
+    store = redis_store.RedisStore(redis_server.url, pool_size=1, timeout=TIMEOUT)
+    pool = store._redis.connection_pool
+    held = pool.get_connection()
+    try:
+        started = time.monotonic()
+        assert store.bulk_status().jobs_accepted == 0
+        store.check_bulk_room(1)
+        assert store.get(KEY) is None and store.size() == 0
+        assert time.monotonic() - started < TIMEOUT  # past it, waiting for the pool would have been a 503
+    finally:
+        pool.release(held)
+        store.close()
+
+
 def test_past_the_queue_of_commands_requests_are_refused_at_once(fresh, monkeypatch):
     monkeypatch.setattr(redis_store, "MAX_QUEUED_COMMANDS", 3)
     fresh.size()  # connected

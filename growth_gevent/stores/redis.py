@@ -569,10 +569,11 @@ class _NotSent(redis.ConnectionError):
 class RedisStore(Store):
     """The store in Redis, shared by every worker process and machine.
 
-    Requests on records (read, write, size, series, list queries) go through one :class:`Pipeline`
-    connection, record reads first through a :class:`ReadCache` (one more connection); bulk loads,
-    their status and the start-up checks through redis-py's blocking pool of ``pool_size``
-    connections, where a greenlet waits up to ``timeout`` seconds for a free connection. Past
+    Requests (records read and written, size, series, list queries, the bulk status and the queue's
+    room) go through one :class:`Pipeline` connection, first come first served, record reads first
+    through a :class:`ReadCache` (one more connection); queuing and applying bulk loads and the
+    start-up checks through redis-py's blocking pool of ``pool_size`` connections, where a greenlet
+    waits up to ``timeout`` seconds for a free connection. Past
     ``timeout`` without an answer, or when Redis refuses, a call raises :class:`StoreUnavailable`.
     Nothing is retried once sent: a script whose answer was lost may have run, and running it again
     would answer wrongly (a second PUT's 200 for a created record) or queue a bulk job twice. A
@@ -725,7 +726,7 @@ class RedisStore(Store):
     @_available
     def check_bulk_room(self, records):
         # One round trip; stores/lua/enqueue.lua decides again, in the same step as it queues.
-        pending = int(self._redis.hget(BULK, "pending") or 0)
+        pending = int(self._pipeline.call("HGET", BULK, "pending") or 0)
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records)
 
@@ -739,8 +740,8 @@ class RedisStore(Store):
 
     @_available
     def bulk_status(self):
-        fields = self._redis.hmget(BULK, "latest_applied", "latest_total", "accepted", "applied", "records",
-                                   "pending", "failed")
+        fields = self._pipeline.call("HMGET", BULK, "latest_applied", "latest_total", "accepted", "applied",
+                                     "records", "pending", "failed")
         return BulkStatus.of(*(int(field or 0) for field in fields))
 
     def wait_idle(self, timeout=None):
