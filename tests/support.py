@@ -1,5 +1,6 @@
 """What tests share besides fixtures: paths, the stores to run on, and helpers that POST and wait."""
 
+import contextlib
 import json
 import pathlib
 
@@ -19,6 +20,20 @@ def make_store(kind, request):
     server = request.getfixturevalue("redis_server")
     server.flush()
     return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4)
+
+
+@contextlib.contextmanager
+def applier_paused(store):
+    """Bulk jobs stay queued inside: the Redis store's applier greenlet runs whenever a call waits on
+    Redis (the memory store's only when the caller yields, which its calls never do)."""
+    if not isinstance(store, RedisStore):
+        yield
+        return
+    store._apply_one_chunk = lambda: False
+    try:
+        yield
+    finally:
+        del store._apply_one_chunk
 
 
 def post_records(client, records, status=202):

@@ -362,7 +362,8 @@ class TestBulkBounds:
         client, store = memory_client(bulk_queue_records=10)
         post_records(client, records(8))  # nothing yields in between: still queued
         response = post_records(client, records(8, value=2), status=503)
-        assert response.json == {"msg": "bulk queue is full: 8 records waiting to be applied (limit 10); retry later"}
+        assert response.json == {"msg": "bulk queue is full: 8 records waiting to be applied and this load holds up "
+                                        "to 8 (limit 10); retry later"}
         assert response.headers["Retry-After"] == "1"
         assert store.bulk_status().jobs_accepted == 1
         assert store.wait_idle(10)
@@ -373,9 +374,20 @@ class TestBulkBounds:
         post_records(client, records(8))
         not_json = b"[" + b",".join([b'{"Country":"A","Indicator":"B","Value":01,"Year":1}'] * 3) + b"]"
         response = client.post("/api/v1/growth", not_json, content_type="application/json", status=503)
-        assert response.json == {"msg": "bulk queue is full: 8 records waiting to be applied (limit 10); retry later"}
+        assert response.json == {"msg": "bulk queue is full: 8 records waiting to be applied and this load holds up "
+                                        "to 3 (limit 10); retry later"}
         assert store.wait_idle(10)
         client.post("/api/v1/growth", not_json, content_type="application/json", status=400)  # parsed now
+
+    def test_before_parsing_every_brace_counts_as_a_record_even_inside_a_string(self):
+        client, store = memory_client(bulk_queue_records=10)
+        post_records(client, records(8))
+        braced = [{"Country": "{A}", "Indicator": "B", "Value": 1, "Year": year} for year in range(2)]
+        response = post_records(client, braced, status=503)  # 8 + 2 would fit; 8 + 4 braces do not
+        assert response.json["msg"].startswith("bulk queue is full: 8 records waiting to be applied and this load "
+                                               "holds up to 4 (limit 10)")
+        assert store.wait_idle(10)
+        post_records(client, braced)
 
     def test_more_records_than_one_post_may_hold_is_413_before_parsing(self):
         client, store = memory_client(bulk_max_records=3)

@@ -7,6 +7,7 @@ import pytest
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS
 from growth_gevent.stores.base import BulkQueueFull, WritesRefused
 from growth_gevent.stores.memory import MemoryStore
+from support import applier_paused
 
 KEY = ("BRZ", "NGDP_R", 2002)
 WAIT_SECONDS = 10
@@ -39,10 +40,11 @@ def test_values_come_back_with_their_type_and_every_digit(store):
 
 
 def test_bulk_jobs_apply_in_order_and_report_status(store):
-    store.submit_bulk([(KEY, 1), (("A", "B", 1), 1), (KEY, 2)])
-    store.submit_bulk([(KEY, 3)])
-    assert store.bulk_status().state == "in progress"
-    assert store.wait_idle(WAIT_SECONDS)
+    with applier_paused(store):
+        store.submit_bulk([(KEY, 1), (("A", "B", 1), 1), (KEY, 2)])
+        store.submit_bulk([(KEY, 3)])
+        assert store.bulk_status().state == "in progress"
+    assert store.wait_idle(WAIT_SECONDS)  # which wakes the applier
     assert store.get(KEY) == 3
     assert store.size() == 2
     status = store.bulk_status()
@@ -142,7 +144,7 @@ def test_the_bulk_queue_refuses_a_job_past_its_limit_and_queues_nothing():
     with pytest.raises(BulkQueueFull) as refused:
         store.submit_bulk(records(3, value=2))
     assert (refused.value.pending, refused.value.limit) == (3, 5)
-    assert str(refused.value) == "bulk queue is full: 3 records waiting to be applied (limit 5)"
+    assert str(refused.value) == "bulk queue is full: 3 records waiting to be applied and this load holds up to 3 (limit 5)"
     assert store.bulk_status().jobs_accepted == 1
     assert store.submit_bulk(records(2, value=3)) == 2  # exactly at the limit
     assert store.bulk_status().records_waiting == 5

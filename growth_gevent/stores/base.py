@@ -41,13 +41,16 @@ class StoreUnavailable(Exception):
 
 
 class BulkQueueFull(Exception):
-    """A bulk job was refused, nothing queued: with it, the records accepted and not yet applied would
-    pass the queue's limit. Worth retrying once the queue has drained."""
+    """A bulk job was refused, nothing queued: with its ``records`` (at most: before a body is parsed they
+    are estimated from above), the records accepted and not yet applied would pass the queue's limit.
+    Worth retrying once the queue has drained."""
 
-    def __init__(self, pending, limit):
-        super().__init__(f"bulk queue is full: {pending} records waiting to be applied (limit {limit})")
+    def __init__(self, pending, limit, records):
+        super().__init__(f"bulk queue is full: {pending} records waiting to be applied and this load holds up to "
+                         f"{records} (limit {limit})")
         self.pending = pending
         self.limit = limit
+        self.records = records
 
 
 class WritesRefused(Exception):

@@ -120,7 +120,7 @@ class MemoryStore(Store):
             raise WritesRefused(self._refusal)
         pending = self._bulk.records_waiting()
         if pending + records > self._queue_records:
-            raise BulkQueueFull(pending, self._queue_records)
+            raise BulkQueueFull(pending, self._queue_records, records)
 
     def bulk_status(self):
         return self._bulk.status()

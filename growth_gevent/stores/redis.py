@@ -719,7 +719,7 @@ class RedisStore(Store):
         if not job:
             if initial:
                 return None
-            raise BulkQueueFull(pending, self._queue_records)
+            raise BulkQueueFull(pending, self._queue_records, len(records))
         self._wake.set()
         return job
 
@@ -728,7 +728,7 @@ class RedisStore(Store):
         # One round trip; stores/lua/enqueue.lua decides again, in the same step as it queues.
         pending = int(self._pipeline.call("HGET", BULK, "pending") or 0)
         if pending + records > self._queue_records:
-            raise BulkQueueFull(pending, self._queue_records)
+            raise BulkQueueFull(pending, self._queue_records, records)
 
     @_available
     def needs_initial_data(self):
