@@ -176,9 +176,8 @@ class ThrottledLog:
 
 
 def _command(*arguments):
-    """One command in RESP, as Redis reads it."""
-    encoded = [argument if isinstance(argument, bytes) else str(argument).encode() for argument in arguments]
-    return b"*%d\r\n" % len(encoded) + b"".join(b"$%d\r\n%s\r\n" % (len(part), part) for part in encoded)
+    """One command in RESP, as Redis reads it (strings in UTF-8), encoded in C: a fifth of the time."""
+    return hiredis.pack_command(arguments)
 
 
 _PING = _command("PING")
@@ -438,9 +437,10 @@ class Pipeline:
     (measured with 50 greenlets), and fewer wake-ups of Redis. Callers are served in the order they
     came; past MAX_QUEUED_COMMANDS waiting, a command is refused at once rather than queued.
 
-    A command not answered within ``timeout`` seconds, or a connection lost, fails every command waiting
-    on the connection (whether one ran is unknown, as with any lost reply) and closes it; the next
-    command connects again. Callers that arrive while a connection is being made wait for that attempt.
+    A command not answered within ``timeout`` seconds (checked every quarter of it), or a connection
+    lost, fails every command waiting on the connection (whether one ran is unknown, as with any lost
+    reply) and closes it; the next command connects again. Callers that arrive while a connection is
+    being made wait for that attempt.
     """
 
     def __init__(self, options, timeout, verify_tls):
@@ -464,16 +464,12 @@ class Pipeline:
             raise redis.ConnectionError(f"{MAX_QUEUED_COMMANDS} commands are already waiting for Redis")
         waiter = Waiter()
         link.outgoing.append(_command(*arguments))
-        link.waiting.append(waiter)
+        link.waiting.append((waiter, time.monotonic()))
         link.write_wanted.set()
-        with gevent.Timeout(self._timeout, False):
-            reply = waiter.get()
-            if isinstance(reply, redis.RedisError):
-                raise reply
-            return reply
-        error = redis.TimeoutError(f"Redis did not answer within {self._timeout} s")
-        link.fail(error)
-        raise error
+        reply = waiter.get()  # an answer, or the error that failed the connection (see _Link._watch)
+        if isinstance(reply, redis.RedisError):
+            raise reply
+        return reply
 
     def close(self):
         if self._link is not None:
@@ -498,7 +494,7 @@ class Pipeline:
         except (*_LOST, redis.RedisError) as error:  # RedisError: AUTH or SELECT refused
             return redis.ConnectionError(f"cannot connect to Redis: {error}")
         connection.settimeout(None)  # how long a reply may take is up to call()
-        self._link = _Link(connection, self._lost)
+        self._link = _Link(connection, self._lost, self._timeout)
         return self._link
 
     def _lost(self, link):
@@ -509,15 +505,16 @@ class Pipeline:
 class _Link:
     """One connection of a :class:`Pipeline`: its commands not yet written, its callers waiting in order."""
 
-    def __init__(self, connection, on_lost):
+    def __init__(self, connection, on_lost, timeout):
         self._connection = connection
         self._on_lost = on_lost
+        self._timeout = timeout
         self.outgoing = []  # commands queued, in RESP
-        self.waiting = collections.deque()  # a Waiter per command written or queued, in order
+        self.waiting = collections.deque()  # (Waiter, when queued) per command written or queued, in order
         self.write_wanted = Event()
         self.error = None  # why the connection was closed, once it is
         self._hub = gevent.get_hub()
-        self._greenlets = [gevent.spawn(self._write), gevent.spawn(self._read)]
+        self._greenlets = [gevent.spawn(self._write), gevent.spawn(self._read), gevent.spawn(self._watch)]
 
     def fail(self, error):
         """Close the connection, and raise ``error`` in every caller waiting on it."""
@@ -529,7 +526,7 @@ class _Link:
         self._connection = None
         waiting, self.waiting = self.waiting, collections.deque()
         self.outgoing.clear()
-        for waiter in waiting:
+        for waiter, _ in waiting:
             self._hub.loop.run_callback(waiter.switch, error)
         gevent.killall([greenlet for greenlet in self._greenlets if greenlet is not gevent.getcurrent()],
                        block=False)
@@ -557,9 +554,19 @@ class _Link:
                         self.fail(_unasked_reply_error(reply))
                         return
                     # Waiters are switched to from the hub, as gevent requires.
-                    self._hub.loop.run_callback(self.waiting.popleft().switch, reply)
+                    self._hub.loop.run_callback(self.waiting.popleft()[0].switch, reply)
         except _LOST as error:
             self.fail(redis.ConnectionError(f"connection to Redis lost: {error}"))
+
+
+    def _watch(self):
+        """Fail the connection once its oldest command has waited ``timeout`` seconds for its answer: one
+        check a quarter of the timeout, rather than a timer for each command."""
+        while True:
+            gevent.sleep(self._timeout / 4)
+            if self.waiting and time.monotonic() - self.waiting[0][1] > self._timeout:
+                self.fail(redis.TimeoutError(f"Redis did not answer within {self._timeout} s"))
+                return
 
 
 class _NotSent(redis.ConnectionError):
