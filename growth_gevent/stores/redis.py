@@ -558,7 +558,6 @@ class _Link:
         except _LOST as error:
             self.fail(redis.ConnectionError(f"connection to Redis lost: {error}"))
 
-
     def _watch(self):
         """Fail the connection once its oldest command has waited ``timeout`` seconds for its answer: one
         check a quarter of the timeout, rather than a timer for each command."""
@@ -580,8 +579,8 @@ class RedisStore(Store):
     room) go through one :class:`Pipeline` connection, first come first served, record reads first
     through a :class:`ReadCache` (one more connection); queuing and applying bulk loads and the
     start-up checks through redis-py's blocking pool of ``pool_size`` connections, where a greenlet
-    waits up to ``timeout`` seconds for a free connection. Past
-    ``timeout`` without an answer, or when Redis refuses, a call raises :class:`StoreUnavailable`.
+    waits up to ``timeout`` seconds for a free connection. Past ``timeout`` without an answer, or when
+    Redis refuses, a call raises :class:`StoreUnavailable`.
     Nothing is retried once sent: a script whose answer was lost may have run, and running it again
     would answer wrongly (a second PUT's 200 for a created record) or queue a bulk job twice. A
     connection that Redis closed is replaced before anything is written to it (the pool checks each
