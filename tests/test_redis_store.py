@@ -149,15 +149,19 @@ def test_a_stopped_redis_is_503_on_every_store_request_and_the_rest_still_answer
     assert "growth_store_up 0.0" in metrics and "growth_records" not in metrics
 
 
-def test_a_hanging_redis_is_503_after_the_timeout_not_a_hang(down_client):
+@pytest.mark.parametrize("method, path, body", STORE_REQUESTS)
+def test_a_hanging_redis_is_503_after_the_timeout_not_a_hang(down_client, method, path, body):
+    """Every request that asks Redis, the bulk POST too, which asks for the queue's room while it holds
+    the process's one parse slot: once Redis answers again, so does the request, the slot given back."""
     client, server = down_client
     assert client.get("/api/v1/growth/size").status_int == 200
     server.pause()
     started = time.monotonic()
-    assert_unavailable(client.get("/api/v1/growth/size", expect_errors=True))
+    assert_unavailable(request(client, method, path, body))
     assert time.monotonic() - started < TIMEOUT * 4
     server.resume()
-    assert client.get("/api/v1/growth/size").json == {"size": 0}
+    assert request(client, method, path, body).status_int < 500
+    assert client.get("/api/v1/growth/size").status_int == 200
 
 
 def test_the_service_recovers_when_redis_comes_back(down_client):
