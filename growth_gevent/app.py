@@ -4,12 +4,12 @@ import math
 import re
 
 import falcon
-import ujson
 
 from . import resources
-from .body import RETRY_AFTER_SECONDS, BodyBudget, BulkParser
+from .body import BodyBudget, BulkParser
 from .metrics import Metrics
 from .records import InvalidRecord
+from .responses import RETRY_AFTER_SECONDS, message_body
 from .stores.base import BulkQueueFull, StoreUnavailable, WritesRefused
 
 # Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
@@ -81,4 +81,4 @@ def _serialize_error(req, resp, error):
     """Every error is ``{"msg": ...}``, whatever the client says it accepts."""
     message = error.description or error.status.split(" ", 1)[1].lower()
     resp.content_type = falcon.MEDIA_JSON
-    resp.text = ujson.dumps({"msg": message}, escape_forward_slashes=False)
+    resp.data = message_body(message)

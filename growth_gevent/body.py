@@ -10,10 +10,9 @@ from gevent.lock import Semaphore
 
 from .bulk import let_io_run
 from .records import parse_records
+from .responses import RETRY_AFTER_SECONDS
 
 _READ_BLOCK = 64 * 1024
-# What a client is told to wait before retrying a request refused for want of room now.
-RETRY_AFTER_SECONDS = 1
 # How long a bulk POST waits for its process's one parse slot before a 503: a few parses of the
 # largest body (an 8 MiB one takes ~0.3 s to parse and validate).
 PARSE_WAIT_SECONDS = 2.0

@@ -1,5 +1,6 @@
 """Log lines in logfmt (``key=value ...``), which log tools parse: one formatter for every logger."""
 
+import collections
 import logging
 import sys
 import time
@@ -39,3 +40,30 @@ def configure_logging(context=None):
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(LogfmtFormatter(context))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+
+
+class ThrottledLog:
+    """Log lines, at most ``lines`` per ``window`` seconds: a burst is said up to the limit, then left out
+    and counted, and the next line said tells how many were, so that the log neither floods nor goes silent."""
+
+    def __init__(self, lines, window, logger, clock=time.monotonic):
+        self._logger = logger
+        self._lines = lines
+        self._window = window
+        self._clock = clock
+        self._said = collections.deque()  # when each line of the current window was said
+        self._left_out = 0
+
+    def log(self, level, message, *args, exc_info=False):
+        now = self._clock()
+        while self._said and now - self._said[0] >= self._window:
+            self._said.popleft()
+        if len(self._said) >= self._lines:
+            self._left_out += 1
+            return
+        self._said.append(now)
+        if self._left_out:
+            message += " (%d similar lines left out before this one)"
+            args += (self._left_out,)
+            self._left_out = 0
+        self._logger.log(level, message, *args, exc_info=exc_info)

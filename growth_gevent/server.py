@@ -37,10 +37,11 @@ import socket
 import time
 
 import gevent
-import ujson
 from gevent.baseserver import parse_address
 from gevent.pool import Pool
 from gevent.pywsgi import MAX_REQUEST_LINE, OldMessage, WSGIHandler, WSGIServer
+
+from .responses import RETRY_AFTER_SECONDS, message_body
 
 # Above the default of 128 so that 1000 clients connecting at once are queued, not dropped.
 LISTEN_BACKLOG = 2048
@@ -76,7 +77,7 @@ _DIGITS = re.compile(r"[0-9]+")
 
 
 def _raw_json_response(status, message, headers=b""):
-    body = ujson.dumps({"msg": message}, escape_forward_slashes=False).encode()
+    body = message_body(message)
     return (b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n%s"
             b"Content-Length: %d\r\n\r\n%s" % (status.encode(), headers, len(body), body))
 
@@ -88,7 +89,7 @@ _APPLICATION_ERRORS = {
     500: ("500 Internal Server Error", "internal server error"),
 }
 _OVERLOADED = _raw_json_response("503 Service Unavailable", "too many connections; retry later",
-                                 b"Retry-After: 1\r\n")
+                                 b"Retry-After: %d\r\n" % RETRY_AFTER_SECONDS)
 
 
 class BadRequest(ValueError):
@@ -338,7 +339,7 @@ class GrowthHandler(WSGIHandler):
             self.close_connection = True
             return
         status, message = _APPLICATION_ERRORS[error_code]
-        body = ujson.dumps({"msg": message}).encode()
+        body = message_body(message)
         try:
             self.start_response(status, [("Content-Type", "application/json"), ("Connection", "close"),
                                          ("Content-Length", str(len(body)))])

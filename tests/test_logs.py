@@ -1,6 +1,6 @@
 import logging
 
-from growth_gevent.logs import LogfmtFormatter, logfmt_value
+from growth_gevent.logs import LogfmtFormatter, ThrottledLog, logfmt_value
 
 
 def test_plain_values_stay_bare_and_others_are_quoted():
@@ -29,3 +29,17 @@ def test_the_process_context_comes_before_the_message():
     record = logging.LogRecord("growth_gevent", logging.INFO, __file__, 1, "stopped", None, None)
     line = LogfmtFormatter({"worker": 2}).format(record)
     assert line.endswith(" level=info logger=growth_gevent worker=2 msg=stopped")
+
+
+def test_a_throttled_log_says_how_many_lines_it_left_out(caplog):
+    now = [0.0]
+    throttled = ThrottledLog(lines=2, window=60, logger=logging.getLogger("growth_gevent"), clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="growth_gevent"):
+        for number in range(5):
+            throttled.log(logging.INFO, "line %d", number)
+        now[0] = 59.9
+        throttled.log(logging.INFO, "line %d", 5)
+        now[0] = 60.0
+        throttled.log(logging.INFO, "line %d", 6)
+    assert [record.getMessage() for record in caplog.records] == [
+        "line 0", "line 1", "line 6 (4 similar lines left out before this one)"]

@@ -13,13 +13,14 @@ import pytest
 import webtest
 
 from growth_gevent import cli
-from growth_gevent.app import RETRY_AFTER_SECONDS, create_app
+from growth_gevent.app import create_app
+from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.config import Config
 from growth_gevent.stores import redis as redis_store
 from growth_gevent.stores.base import COMPLETE, BulkQueueFull, StoreUnavailable
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, INVALIDATIONS, MAX_GROUP_FIELDS,
-                                        RedisStore, ThrottledLog)
+                                        RedisStore)
 from support import ROOT
 from live import wait_for
 from redis_server import RedisServer
@@ -456,20 +457,6 @@ def test_failing_chunks_are_logged_up_to_the_limit_not_more(redis_server, caplog
     finally:
         store.close()
     assert len(caplog.records) == FAILURE_LOG_LINES < jobs * CHUNK_ATTEMPTS
-
-
-def test_a_throttled_log_says_how_many_lines_it_left_out(caplog):
-    now = [0.0]
-    throttled = ThrottledLog(lines=2, window=60, clock=lambda: now[0])
-    with caplog.at_level(logging.INFO, logger="growth_gevent"):
-        for number in range(5):
-            throttled.log(logging.INFO, "line %d", number)
-        now[0] = 59.9
-        throttled.log(logging.INFO, "line %d", 5)
-        now[0] = 60.0
-        throttled.log(logging.INFO, "line %d", 6)
-    assert [record.getMessage() for record in caplog.records] == [
-        "line 0", "line 1", "line 6 (4 similar lines left out before this one)"]
 
 
 def test_a_redis_out_of_memory_pauses_bulk_loading_without_spending_attempts(own_redis, caplog):

@@ -47,6 +47,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from ..bulk import let_io_run
+from ..logs import ThrottledLog
 from ..config import DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_REDIS_CACHE_STALE_SECONDS
 from .base import BulkQueueFull, BulkStatus, Store, StoreUnavailable
 
@@ -147,32 +148,6 @@ def _encode_chunk(records):
 
 def _name_json(name):
     return ujson.dumps(name, ensure_ascii=False)
-
-
-class ThrottledLog:
-    """Log lines, at most ``lines`` per ``window`` seconds: a burst is said up to the limit, then left out
-    and counted, and the next line said tells how many were, so that the log neither floods nor goes silent."""
-
-    def __init__(self, lines, window, clock=time.monotonic):
-        self._lines = lines
-        self._window = window
-        self._clock = clock
-        self._said = collections.deque()  # when each line of the current window was said
-        self._left_out = 0
-
-    def log(self, level, message, *args, exc_info=False):
-        now = self._clock()
-        while self._said and now - self._said[0] >= self._window:
-            self._said.popleft()
-        if len(self._said) >= self._lines:
-            self._left_out += 1
-            return
-        self._said.append(now)
-        if self._left_out:
-            message += " (%d similar lines left out before this one)"
-            args += (self._left_out,)
-            self._left_out = 0
-        log.log(level, message, *args, exc_info=exc_info)
 
 
 def _command(*arguments):
@@ -610,7 +585,7 @@ class RedisStore(Store):
         self._pipeline = Pipeline(options, timeout, verify_tls)
         self._cache = ReadCache(options, timeout, verify_tls, cache_stale_seconds) if cache_stale_seconds else None
         self._wake = Event()
-        self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS)
+        self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS, log)
         self._applier = gevent.spawn(self._apply_queued_jobs)
 
     @_available
