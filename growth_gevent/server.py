@@ -59,10 +59,10 @@ class GrowthServer(WSGIServer):
         except OSError as error:
             if error.errno not in _RESOURCE_ERRNOS:
                 raise
-        # Out of descriptors or memory: say so once in a while, and pause accepting instead of
-        # spinning on accept() (the connection waits in the backlog).
-        self.accept_error_log.log(logging.ERROR, "cannot accept connections: %s; pausing accepting for %ss",
-                                  errno.errorcode.get(error.errno, error.errno), ACCEPT_PAUSE_SECONDS)
+            # Out of descriptors or memory: say so once in a while, and pause accepting instead of
+            # spinning on accept() (the connection waits in the backlog).
+            self.accept_error_log.log(logging.ERROR, "cannot accept connections: %s; pausing accepting for %ss",
+                                      errno.errorcode.get(error.errno, error.errno), ACCEPT_PAUSE_SECONDS)
         self.stop_accepting()
         gevent.spawn_later(ACCEPT_PAUSE_SECONDS, self._resume_accepting)
         return None

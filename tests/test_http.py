@@ -2,6 +2,7 @@
 
 import http.client
 import json
+import os
 import resource
 import signal
 import socket
@@ -164,6 +165,33 @@ def test_the_connection_cap_fits_the_descriptor_limit():
         assert wait_for(lambda: live.request("GET", "/ping") == (200, b"pong"))
     finally:
         live.stop()
+
+
+def test_running_out_of_descriptors_is_one_log_line_and_a_pause_then_serving_again(server):
+    # The cap keeps connections below the limit the process started with; lowering the limit of the
+    # running process makes accept() itself fail with EMFILE, as when something else holds descriptors.
+    pid = server.process.pid
+    soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (len(os.listdir(f"/proc/{pid}/fd")) + 20, hard))
+    flood = [server.socket() for _ in range(60)]
+    for sock in flood:
+        sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert server.wait_for_line("cannot accept connections: EMFILE; pausing accepting for 0.1s", 5)
+    waiting = server.socket()
+    waiting.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+    held = time.monotonic() + 1  # out of descriptors for ten pauses, each ending in a failed accept()
+    while time.monotonic() < held:
+        server.read_available_lines()
+        assert not [line for line in server.lines if "Traceback" in line], server.lines
+        time.sleep(0.05)  # between polls of a deadline-bounded watch
+    for sock in flood:
+        sock.close()
+    assert read_response(waiting)[:3:2] == (200, b"pong")  # accepted from the backlog once room came back
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+    assert server.request("GET", "/ping") == (200, b"pong")
+    server.read_available_lines()
+    assert [line for line in server.lines if "cannot accept" in line or "Traceback" in line] == [
+        line for line in server.lines if "cannot accept connections: EMFILE" in line][:1]
 
 
 TOO_LARGE = {"GROWTH_MAX_BODY_BYTES": str(1024 * 1024)}
