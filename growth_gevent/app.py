@@ -37,6 +37,7 @@ def create_app(store, config):
     bulk_parser = BulkParser(min(config.bulk_max_records, config.bulk_queue_records))
 
     app.add_route("/ping", resources.Ping())
+    app.add_route("/ready", resources.Ready(store))
     app.add_route("/openapi.json", resources.OpenAPI())
     if metrics:
         app.add_route("/metrics", metrics)
