@@ -15,6 +15,8 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 LIST_PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "limit", "offset"})
 SERIES_PARAMETERS = frozenset({"from", "to"})
+# The methods the challenge's Go reference routes on a path it does not know: it answers them 400.
+ROOT_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE"})
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
@@ -83,6 +85,15 @@ def _year_range(params, year=None):
         first = year if first is None else max(first, year)
         last = year if last is None else min(last, year)
     return first, last
+
+
+def root(req, resp, **params):
+    """``/``, which is no route of the API: the challenge's own harness wants the Go reference's answer,
+    ``400 {"msg":"error in path"}`` (HEAD too, without the body). The reference answers other methods 404; a
+    POST there it would take as a bulk load, which is only ever meant for ``/api/v1/growth``."""
+    if req.method in ROOT_METHODS:
+        raise falcon.HTTPBadRequest(description="error in path")
+    raise falcon.HTTPNotFound()
 
 
 class OpenAPI:
