@@ -10,7 +10,9 @@ What it adds to each connection:
 - a response sent before its request body was read whole closes the connection the way nginx does
   (lingering close): answer, shut down the write side, discard what the client still sends for a
   bounded time, then close, so that clients that send the whole body first still read the answer;
-- at shutdown, ``close_if_waiting`` closes a connection that waits on its client.
+- at shutdown, ``close_if_idle_or_stalled`` closes a connection that waits on its client with nothing
+  owed to it: idle between requests, or mid-request with no byte for DRAIN_STALL_SECONDS; a request
+  whose bytes keep arriving is read and answered.
 
 pywsgi internals this relies on, checked by ``tests/test_server_internals.py`` so that a gevent
 upgrade that changes them fails loudly: ``WSGIHandler.__init__(sock, address, server, rfile)``,
@@ -30,6 +32,7 @@ import socket
 import time
 
 import gevent
+from gevent import monkey
 from gevent.pywsgi import OldMessage, WSGIHandler
 
 from .head import (
@@ -57,6 +60,11 @@ LINGER_MAX_BYTES = 64 * 1024 * 1024
 # How long a refused connection's request is discarded before closing, so the 503 is read.
 REFUSAL_LINGER_SECONDS = 1.0
 READ_BUFFER_BYTES = 64 * 1024
+# At shutdown, a request whose bytes have stopped arriving for this long is dropped (nothing of it was
+# acknowledged); one whose bytes keep arriving gets GROWTH_SHUTDOWN_TIMEOUT to finish.
+DRAIN_STALL_SECONDS = 1.0
+# The OS's poll(), without the 1024-descriptor limit of select() (gevent's select() calls the real one).
+_poll = monkey.get_original("select", "poll")
 
 access_log = logging.getLogger("growth_gevent.access")
 http_log = logging.getLogger("growth_gevent.http")
@@ -73,7 +81,7 @@ class _DeadlineReader(io.RawIOBase):
     """The socket as pywsgi's ``rfile`` reads it, every read bounded by the handler's deadline.
 
     A deadline, not a timeout per read: a client that sends a byte a second never hits a timeout
-    per read. While the server is draining, only what has already arrived is read.
+    per read. While the server is draining, an idle connection reads only what has already arrived.
     """
 
     def __init__(self, sock, handler):
@@ -85,7 +93,7 @@ class _DeadlineReader(io.RawIOBase):
 
     def readinto(self, buffer):
         handler = self._handler
-        if handler.server.draining:
+        if handler.idle and handler.server.draining:
             remaining = 0.0
         else:
             remaining = handler.deadline - time.monotonic()
@@ -94,7 +102,9 @@ class _DeadlineReader(io.RawIOBase):
         self._sock.settimeout(remaining)
         handler.waiting = True
         try:
-            return self._sock.recv_into(buffer)
+            received = self._sock.recv_into(buffer)
+            handler.last_received = time.monotonic()
+            return received
         except BlockingIOError:
             raise TimeoutError(errno.ETIMEDOUT, "the server is shutting down") from None
         finally:
@@ -109,6 +119,9 @@ class GrowthHandler(WSGIHandler):
     deadline = 0.0
     # True while blocked on the client: between requests, or mid-headers or mid-body.
     waiting = False
+    # True while no byte of a request is owed: before a request's first byte, or lingering.
+    idle = True
+    last_received = 0.0  # when a byte last arrived (or the connection was accepted)
     requests = 0
 
     def __init__(self, sock, address, server):
@@ -124,6 +137,7 @@ class GrowthHandler(WSGIHandler):
         # Without it a response sent in two writes (a chunked one) would wait for the client's
         # delayed ACK of the first: ~40 ms per keep-alive request.
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.last_received = time.monotonic()
         connections.add(self)
         try:
             super().handle()
@@ -148,11 +162,13 @@ class GrowthHandler(WSGIHandler):
         # keep-alive timeout. Running out of either before a byte arrives closes quietly.
         server = self.server
         self.deadline = time.monotonic() + (server.keepalive_timeout if self.requests else server.header_timeout)
+        self.idle = True
         try:
             if not self.rfile.peek(1):
                 return ""
         except OSError:
             return ""
+        self.idle = False
         self.deadline = time.monotonic() + server.header_timeout
         self.requests += 1
         return read_request_line(self.rfile)
@@ -241,7 +257,7 @@ class GrowthHandler(WSGIHandler):
             return
         deadline = time.monotonic() + seconds
         discarded = 0
-        self.waiting = True  # shutdown may close it at once
+        self.waiting = self.idle = True  # shutdown may close it at once
         try:
             while discarded < LINGER_MAX_BYTES and not self.server.draining:
                 remaining = deadline - time.monotonic()
@@ -301,11 +317,15 @@ class GrowthHandler(WSGIHandler):
         except OSError:
             self.close_connection = True
 
-    def close_if_waiting(self):
-        """At shutdown: a connection waiting on its client (idle, or mid-headers or mid-body) with
-        nothing more arrived is not in flight; close it so that shutdown need not wait for the client.
-        What has arrived is still read (see _DeadlineReader), so a request sent whole is answered."""
-        if self.waiting and not select.select([self.socket], [], [], 0)[0]:
+    def close_if_idle_or_stalled(self, now):
+        """At shutdown: close a connection that waits on its client with nothing owed to it: idle (no
+        byte of a next request), or mid-request with no byte for DRAIN_STALL_SECONDS. What has arrived
+        is still read, so a request sent whole is answered; one whose bytes keep coming is read on."""
+        if not self.waiting or not (self.idle or now - self.last_received >= DRAIN_STALL_SECONDS):
+            return
+        readable = _poll()
+        readable.register(self.socket, select.POLLIN)
+        if not readable.poll(0):
             try:
                 self.socket.shutdown(socket.SHUT_RDWR)
             except OSError:
