@@ -361,6 +361,45 @@ def test_sigterm_closes_idle_and_stalled_connections_at_once(server):
     assert stopped < 1.0
 
 
+ROUTER_ID = "7f1c4e0a-9b2d-4c1e-8f3a-2d6b5e9c0a11"  # a Heroku router's X-Request-ID is a UUID
+
+
+def get_ping(sock, *headers):
+    sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n" + b"".join(h + b"\r\n" for h in headers) + b"\r\n")
+    return read_response(sock)
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_ACCESS_LOG": "on"}], indirect=True)
+def test_x_request_id_is_echoed_or_made_returned_and_logged(server):
+    sock = server.socket()
+    assert get_ping(sock, b"X-Request-ID: " + ROUTER_ID.encode())[1]["x-request-id"] == ROUTER_ID
+    made = get_ping(sock)[1]["x-request-id"]
+    assert re.fullmatch("[0-9a-f]{32}", made)
+    for invalid in [b"short", b"x" * 201, b"a space in an id of twenty", b"quote\"in-an-id-of-twenty",
+                    b"caf\xe9-in-an-id-of-twenty-chars"]:
+        replaced = get_ping(sock, b"X-Request-ID: " + invalid)[1]["x-request-id"]
+        assert re.fullmatch("[0-9a-f]{32}", replaced) and replaced != made
+    two = get_ping(sock, b"X-Request-ID: " + ROUTER_ID.encode(), b"X-Request-ID: " + ROUTER_ID.encode())
+    assert two[1]["x-request-id"] != ROUTER_ID  # which one? neither: a new one
+    assert server.wait_for_line(f"logger=growth_gevent.access request_id={ROUTER_ID} method=GET path=/ping ", 5)
+    assert server.wait_for_line(f"logger=growth_gevent.access request_id={made} method=GET path=/ping ", 5)
+    refused = server.socket()  # a request refused before the app: its answer and its log line share one id
+    refused.sendall(post_head(HOST, b"X-Request-ID: " + ROUTER_ID.encode(), b"Content-Length: 2",
+                              b"Content-Length: 2") + b"[]")
+    status, headers, _ = read_response(refused)
+    assert status == 400 and re.fullmatch("[0-9a-f]{32}", headers["x-request-id"])
+    assert server.wait_for_line(f"logger=growth_gevent.http request_id={headers['x-request-id']} "
+                                f"msg=\"bad request from 127.0.0.1: more than one Content-Length\"", 5)
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_CONNECTIONS": "1"}], indirect=True)
+def test_the_answer_past_the_connection_cap_has_a_request_id_too(server):
+    held = server.socket()
+    get_ping(held)
+    status, headers, _ = get_ping(server.socket())
+    assert status == 503 and re.fullmatch("[0-9a-f]{32}", headers["x-request-id"])
+
+
 def read_to_end(sock):
     """Everything the server sends until it closes the connection."""
     received = b""
