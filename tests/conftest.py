@@ -1,4 +1,4 @@
-"""Fixtures, and the markers ``live`` and ``fuzz`` (pytest.ini) given to the tests that need them."""
+"""Fixtures, and the markers ``live`` and ``fuzz`` (pyproject.toml) given to the tests that need them."""
 
 import json
 
