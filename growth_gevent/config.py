@@ -21,7 +21,9 @@ DEFAULT_BODY_BUFFER_BYTES = 64 * MiB
 DEFAULT_MAX_HEADER_BYTES = 32 * 1024
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 60.0
-DEFAULT_KEEPALIVE_TIMEOUT = 5.0
+# Above the idle timeouts of the routers in front (Heroku Router 2.0: 90 s, AWS ALB: 60 s), so that
+# the router closes an idle connection first instead of racing the server's close with a request.
+DEFAULT_KEEPALIVE_TIMEOUT = 95.0
 DEFAULT_MAX_CONNECTIONS = 10000
 DEFAULT_ACCESS_LOG = False
 DEFAULT_SHUTDOWN_TIMEOUT = 8.0
@@ -142,7 +144,10 @@ class Config:
     body_timeout: float = setting("GROWTH_BODY_TIMEOUT", seconds(positive=True), DEFAULT_BODY_TIMEOUT,
                                   "seconds a client has to send a whole request body")
     keepalive_timeout: float = setting("GROWTH_KEEPALIVE_TIMEOUT", seconds(positive=True), DEFAULT_KEEPALIVE_TIMEOUT,
-                                       "seconds an idle keep-alive connection is kept open")
+                                       "seconds an idle keep-alive connection is kept open (told to clients in "
+                                       "`Keep-Alive: timeout=N`); above the idle timeouts of the routers in front "
+                                       "(Heroku Router 2.0: 90 s, AWS ALB: 60 s), so that the router closes an idle "
+                                       "connection first instead of sending a request as the server closes it")
     max_connections: int = setting(
         "GROWTH_MAX_CONNECTIONS", integer(1), DEFAULT_MAX_CONNECTIONS,
         "client connections a process serves at once, lowered to fit its descriptor limit; past it `503` and "
