@@ -39,6 +39,7 @@ def create_app(store, config):
     # A sink sees every method; \Z, since "$" would also match "/\n" (a path of "/%0A").
     app.add_sink(resources.root, prefix=re.compile(r"/\Z"))
     app.add_route("/ping", resources.Ping())
+    app.add_route("/ready", resources.Ready(store))
     app.add_route("/openapi.json", resources.OpenAPI())
     if metrics:
         app.add_route("/metrics", metrics)

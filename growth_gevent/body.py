@@ -9,7 +9,7 @@ import falcon
 from gevent.lock import Semaphore
 
 from . import csv_format
-from .bulk import let_io_run
+from .loop import let_io_run
 from .records import parse_records
 from .responses import RETRY_AFTER_SECONDS
 

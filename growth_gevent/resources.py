@@ -37,6 +37,20 @@ class Ping:
     on_head = on_get
 
 
+class Ready:
+    """``/ready``: readiness, for a load balancer or a HEALTHCHECK: 200 while the store answers, 503
+    (StoreUnavailable, mapped in app.py) while it cannot be reached. ``/ping`` is liveness only."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def on_get(self, req, resp):
+        self._store.size()  # one round trip on Redis
+        _json(resp, {"msg": "ready"})
+
+    on_head = on_get
+
+
 def _query(req, allowed):
     """The query parameters, each given at most once, none unknown; blank ones count as not given."""
     unknown = sorted(set(req.params) - allowed)

@@ -10,12 +10,15 @@ import pytest
 import webtest
 from gevent.event import Event
 
-from support import load, post_records
+from redis_server import RedisServer
+from support import load, memory_store, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
+from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.stores.memory import MemoryStore
+from growth_gevent.stores.redis import RedisStore
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
@@ -25,6 +28,32 @@ def test_ping_answers_pong_as_text(client):
     assert response.status_int == 200
     assert response.content_type == "text/plain"
     assert response.body == b"pong"
+
+
+class TestReadiness:
+    def test_ready_while_the_store_answers(self, client):
+        response = client.get("/ready")
+        assert (response.status_int, response.json) == (200, {"msg": "ready"})
+        assert client.head("/ready").status_int == 200
+
+    @pytest.mark.live
+    def test_not_ready_while_redis_is_stopped_and_ready_again_once_it_is_back(self, config):
+        server = RedisServer().start()
+        store = RedisStore(server.url, pool_size=2, timeout=1, chunk_size=4)
+        try:
+            client = webtest.TestApp(create_app(store, config))
+            assert client.get("/ready").json == {"msg": "ready"}
+            server.stop()
+            for method in ("GET", "HEAD"):
+                response = client.request("/ready", method=method, expect_errors=True)
+                assert (response.status_int, response.headers["Retry-After"]) == (503, str(RETRY_AFTER_SECONDS))
+            assert client.get("/ready", status=503).json == {"msg": "the store is unavailable, retry later"}
+            assert client.get("/ping").body == b"pong"  # liveness: the process itself is fine
+            server.start()
+            assert client.get("/ready").json == {"msg": "ready"}
+        finally:
+            store.close()
+            server.stop()
 
 
 def test_head_answers_like_get_without_a_body(client):
@@ -482,7 +511,7 @@ class TestBodyBudget:
 
     @pytest.fixture
     def app(self):
-        store = MemoryStore()
+        store = memory_store()
         yield create_app(store, Config(body_buffer_bytes=len(self.BODY) + 10))
         store.close()
 
@@ -515,7 +544,7 @@ class TestBodyBudget:
         assert call(app, self.BODY)[0] == 202
 
     def test_a_chunked_body_reserves_each_block_before_reading_it(self):
-        store = MemoryStore()
+        store = memory_store()
         app = create_app(store, Config(body_buffer_bytes=100 * 1024))
         held = b"[" + b" " * (50 * 1024) + b"]"
         slow = BlockingInput(held)
@@ -642,7 +671,7 @@ class TestWriteGate:
 
     @pytest.fixture
     def refusing(self):
-        store = MemoryStore()
+        store = memory_store()
         client = webtest.TestApp(create_app(store, Config(snapshot_interval=2.5)))
         client.put_json(RECORD_URL, {"value": 1})
         store.snapshots_started()
