@@ -6,6 +6,7 @@ import pathlib
 
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
+from redis_server import open_redis_store
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
@@ -19,7 +20,7 @@ def make_store(kind, request):
         return MemoryStore(chunk_size=4)
     server = request.getfixturevalue("redis_server")
     server.flush()
-    return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4)
+    return open_redis_store(server.url, pool_size=8, timeout=2, chunk_size=4)
 
 
 @contextlib.contextmanager

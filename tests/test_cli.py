@@ -12,9 +12,9 @@ import pytest
 from support import ROOT, SAMPLE
 from growth_gevent.cli import PreloadWatch
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
-from growth_gevent.stores.redis import RedisStore
 from growth_gevent.snapshot import read_snapshot, write_snapshot
 from live import start_fails, wait_for
+from redis_server import open_redis_store
 from scripts.generate_data import generate
 
 
@@ -221,7 +221,7 @@ def test_a_redis_database_the_server_does_not_have_stops_start_up(redis_server, 
 def test_a_redis_that_holds_records_is_not_given_the_preload_and_without_one_nothing_is_said(servers, redis_server,
                                                                                                  tmp_path):
     redis_server.flush()
-    holder = RedisStore(redis_server.url, pool_size=1, timeout=2)
+    holder = open_redis_store(redis_server.url, pool_size=1)
     holder.put(("A", "B", 1), 1)
     holder.close()
     preload = tmp_path / "preload.json"
@@ -238,7 +238,7 @@ def test_a_redis_that_holds_records_is_not_given_the_preload_and_without_one_not
 
 def test_the_preload_watch_loads_a_store_that_lost_its_data_once_and_one_emptied_by_clients_never(redis_server):
     redis_server.flush()
-    stores = [RedisStore(redis_server.url, pool_size=2, timeout=2) for _ in range(2)]
+    stores = [open_redis_store(redis_server.url, pool_size=2) for _ in range(2)]
     watches = [PreloadWatch(store, str(SAMPLE)) for store in stores]
     try:
         watches[0].check()
