@@ -13,10 +13,10 @@ from redis_support import (
     queue_and_die,
     series_records,
 )
+from support import memory_store
 
 from growth_gevent.app import create_app
 from growth_gevent.stores.base import COMPLETE
-from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import store as store_module
 from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS
 from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES
@@ -133,7 +133,7 @@ QUERIES = [{}, {"offset": 5, "limit": 7}, {"offset": 70}, {"limit": 1000}, {"fir
 def test_a_list_query_read_in_several_scripts_answers_as_the_memory_store(redis_server, monkeypatch, budget):
     monkeypatch.setattr(store_module, "SCAN_BUDGET", budget)
     redis_server.flush()
-    store, memory = open_store(redis_server), MemoryStore()
+    store, memory = open_store(redis_server), memory_store()
     try:
         for each in (store, memory):
             each.submit_bulk(grid_records())

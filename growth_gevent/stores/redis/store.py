@@ -18,8 +18,8 @@ from gevent.event import Event
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ...bulk import let_io_run
 from ...logs import ThrottledLog
+from ...loop import let_io_run
 from ..base import BulkQueueFull, BulkStatus, Store, StoreUnavailable
 from . import scripts
 from .cache import ReadCache
