@@ -6,8 +6,11 @@ is parsed, its default and a line of help. ``Config`` is generated from that lis
 """
 
 import dataclasses
+import importlib.util
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+# What the Redis store imports; the Docker image's default target leaves them out.
+REDIS_CLIENT = ("redis", "hiredis")
 _TRUE = ("1", "on", "true", "yes")
 _FALSE = ("0", "off", "false", "no")
 MiB = 1024 * 1024
@@ -200,6 +203,11 @@ class _ConfigMethods:
         if self.redis_url is not None and self.snapshot_path:
             raise ConfigError("GROWTH_SNAPSHOT is for the in-memory store; with GROWTH_STORE=redis, "
                               "persistence is Redis's own (RDB or AOF)")
+        missing = [name for name in REDIS_CLIENT if importlib.util.find_spec(name) is None]
+        if self.redis_url is not None and missing:
+            raise ConfigError(f"GROWTH_STORE names a Redis server, but the Redis client ({', '.join(missing)}) "
+                              "is not installed here: the Docker image's default target is the in-memory "
+                              "store only, build it with --target redis; else pip install -r requirements.txt")
 
 
 Config = dataclasses.make_dataclass(
