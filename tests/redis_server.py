@@ -7,10 +7,11 @@ import subprocess
 import tempfile
 
 import redis
-from polling import wait_for
 
 from growth_gevent.config import Config
 from growth_gevent.stores.redis import RedisStore
+
+from polling import wait_for
 
 START_SECONDS = 10
 

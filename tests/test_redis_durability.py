@@ -6,12 +6,13 @@ import logging
 import gevent
 import pytest
 import webtest
+
+from growth_gevent.app import create_app
+
 from polling import wait_for
 from redis_server import RedisServer
 from redis_support import KEY, open_store
 from support import SAMPLE
-
-from growth_gevent.app import create_app
 
 pytestmark = pytest.mark.live  # each test starts redis-server processes of its own
 
