@@ -11,10 +11,10 @@ import pytest
 
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
 from growth_gevent.snapshot import read_snapshot, write_snapshot
-from redis_server import open_redis_store
 from scripts.generate_data import generate
 
 from live import start_fails, wait_for
+from redis_server import open_redis_store
 from support import ROOT
 
 
