@@ -13,7 +13,7 @@ from growth_gevent import __version__, cli
 from growth_gevent.cli import config_from, flag, main, parse_command_line
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT, SETTINGS
 from growth_gevent.snapshot import read_snapshot, write_snapshot
-from growth_gevent.stores.redis import RedisStore
+from redis_server import open_redis_store
 from scripts.generate_data import generate
 
 from live import start_fails, wait_for
@@ -287,7 +287,7 @@ def test_a_redis_database_the_server_does_not_have_stops_start_up(redis_server, 
 def test_a_redis_that_holds_records_is_not_given_the_preload_and_without_one_nothing_is_said(servers, redis_server,
                                                                                                  tmp_path):
     redis_server.flush()
-    holder = RedisStore(redis_server.url, pool_size=1, timeout=2)
+    holder = open_redis_store(redis_server.url, pool_size=1)
     holder.put(("A", "B", 1), 1)
     holder.close()
     preload = tmp_path / "preload.json"
