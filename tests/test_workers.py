@@ -10,6 +10,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from support import ROOT, SAMPLE
 from live import LiveServer, start_fails, wait_for
@@ -250,3 +251,31 @@ def test_on_heroku_redis_takes_the_buildpacks_web_concurrency(servers, redis_ser
     server = procfile_web(servers, GROWTH_STORE=redis_server.url)
     server.wait_for_line(LISTENING, 15)  # the second worker
     assert put(server, RECORD.format("A", 1), 1) == 201
+
+
+def ping_count(server):
+    """What one scrape (a new connection: any worker may answer it) says of GET /ping: requests, and
+    the latency histogram's count."""
+    status, body = server.request("GET", "/metrics")
+    assert status == 200
+    samples = {(sample.name, sample.labels.get("route"), sample.labels.get("method"), sample.labels.get("le")):
+               sample.value for family in text_string_to_metric_families(body.decode()) for sample in family.samples}
+    return (samples.get(("growth_http_requests_total", "/ping", "GET", None), 0),
+            samples.get(("growth_http_request_duration_seconds_count", "/ping", None, None), 0))
+
+
+def test_every_scrape_reads_the_totals_of_every_worker_a_dead_ones_included(workers):
+    server = workers(GROWTH_ACCESS_LOG="on")
+    folder = re.search(r"the workers' metrics meet in ([^\s\"]+)", "".join(server.lines)).group(1)
+    pings = 60
+    for _ in range(pings):
+        assert server.request("GET", "/ping")[0] == 200
+    assert_answered_by_every_worker(server, "GET")
+    assert [ping_count(server) for _ in range(10)] == [(pings, pings)] * 10
+    os.kill(worker_pids(server, 0)[0], signal.SIGKILL)
+    server.wait_for_line(r'worker=0 msg="listening on', 15)
+    assert [ping_count(server) for _ in range(10)] == [(pings, pings)] * 10
+    assert os.path.isdir(folder)
+    server.terminate()
+    assert server.wait_exit(30) == 0
+    assert not os.path.exists(folder)
