@@ -3,8 +3,7 @@ import re
 
 import pytest
 
-from growth_gevent.config import (DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_MAX_BODY_BYTES, Config,
-                                  ConfigError)
+from growth_gevent.config import DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_MAX_BODY_BYTES, Config, ConfigError
 
 
 def test_defaults_when_the_environment_is_empty():
