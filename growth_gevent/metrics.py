@@ -64,7 +64,7 @@ class ProcessTally:
         latency = HistogramMetricFamily(LATENCY, LATENCY_HELP, labels=["route"])
         for route, histogram in sorted(self._latency.items()):
             cumulative, buckets = 0, []
-            for bound, count in zip(_BOUNDS, histogram[:-1]):
+            for bound, count in zip(_BOUNDS, histogram[:-1], strict=True):
                 cumulative += count
                 buckets.append((bound, cumulative))
             latency.add_metric([route], buckets, histogram[-1])

@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from support import ROOT, SAMPLE
 from live import LiveServer, start_fails, wait_for
 from redis_server import RedisServer
+from support import ROOT, SAMPLE
 
 pytestmark = pytest.mark.live  # every test here starts a server process
 
@@ -39,8 +39,8 @@ def workers(servers, redis_server):
 
 def worker_pids(server, index=r"\d"):
     """The pids the supervisor logged for worker ``index`` (any worker by default), oldest first."""
-    return [int(match.group(1)) for match in map(re.compile(rf"worker {index} started as pid (\d+)").search, server.lines)
-            if match]
+    started = re.compile(rf"worker {index} started as pid (\d+)")
+    return [int(match.group(1)) for match in map(started.search, server.lines) if match]
 
 
 def put(server, path, value):
@@ -72,7 +72,8 @@ def test_concurrent_writers_on_two_workers_see_one_exact_size_and_status(workers
 
     def write(i):
         if i < jobs:  # some threads post bulk loads while the others put single records
-            records = [{"Country": f"B{i}", "Indicator": "I", "Value": year, "Year": year} for year in range(job_records)]
+            records = [{"Country": f"B{i}", "Indicator": "I", "Value": year, "Year": year}
+                       for year in range(job_records)]
             return [server.request_json("POST", "/api/v1/growth", records)[0]]
         return [put(server, RECORD.format(f"T{i}", year), year) for year in range(puts)]
 
@@ -93,8 +94,8 @@ def test_racing_puts_create_once_and_racing_deletes_delete_once(workers):
     racers = 12
     for year in range(5):
         path = RECORD.format("RACE", year)
-        assert sorted(all_at_once(racers, lambda i: put(server, path, i))) == [200] * (racers - 1) + [201]
-        deletes = all_at_once(racers, lambda i: server.request("DELETE", path)[0])
+        assert sorted(all_at_once(racers, lambda i, path=path: put(server, path, i))) == [200] * (racers - 1) + [201]
+        deletes = all_at_once(racers, lambda i, path=path: server.request("DELETE", path)[0])
         assert sorted(deletes) == [204] + [404] * (racers - 1)
     assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 0})
     assert_answered_by_every_worker(server, "PUT")
