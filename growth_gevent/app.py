@@ -5,7 +5,7 @@ import re
 
 import falcon
 
-from . import resources
+from . import resources, swagger_ui
 from .body import BodyBudget, BulkParser
 from .metrics import Metrics
 from .records import InvalidRecord
@@ -41,6 +41,8 @@ def create_app(store, config):
     app.add_route("/ping", resources.Ping())
     app.add_route("/ready", resources.Ready(store))
     app.add_route("/openapi.json", resources.OpenAPI())
+    app.add_route(swagger_ui.PAGE_PATH, swagger_ui.Page())
+    app.add_route(swagger_ui.PAGE_PATH + "/{asset}", swagger_ui.Assets())
     if metrics:
         app.add_route("/metrics", metrics)
     app.add_route("/api/v1/growth", resources.RecordCollection(store, bodies, max_body_bytes, bulk_parser))
