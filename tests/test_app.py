@@ -10,7 +10,7 @@ import pytest
 import webtest
 from gevent.event import Event
 
-from redis_server import RedisServer
+from redis_server import RedisServer, open_redis_store
 from support import load, memory_store, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
@@ -18,7 +18,6 @@ from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
 from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.stores.memory import MemoryStore
-from growth_gevent.stores.redis import RedisStore
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
@@ -39,7 +38,7 @@ class TestReadiness:
     @pytest.mark.live
     def test_not_ready_while_redis_is_stopped_and_ready_again_once_it_is_back(self, config):
         server = RedisServer().start()
-        store = RedisStore(server.url, pool_size=2, timeout=1, chunk_size=4)
+        store = open_redis_store(server.url, pool_size=2, timeout=1, chunk_size=4)
         try:
             client = webtest.TestApp(create_app(store, config))
             assert client.get("/ready").json == {"msg": "ready"}
