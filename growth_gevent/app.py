@@ -7,6 +7,7 @@ import falcon
 
 from . import resources, swagger_ui
 from .body import BodyBudget, BulkParser
+from .cors import CORS
 from .metrics import Metrics
 from .records import InvalidRecord
 from .responses import RETRY_AFTER_SECONDS, message_body
@@ -20,7 +21,8 @@ MAX_UPDATE_BODY_BYTES = 64 * 1024
 
 def create_app(store, config):
     metrics = Metrics(store) if config.metrics else None
-    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[metrics] if metrics else [])
+    cors = CORS(config.cors_origins) if config.cors_origins else None
+    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[each for each in (metrics, cors) if each])
     app.req_options.strip_url_path_trailing_slash = True
     app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)

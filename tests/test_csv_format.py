@@ -6,8 +6,6 @@ import pandas
 import pytest
 import ujson
 import webtest
-from live import LiveServer
-from support import load, memory_store
 
 from growth_gevent import csv_format
 from growth_gevent.app import create_app
@@ -15,6 +13,9 @@ from growth_gevent.body import BulkParser
 from growth_gevent.config import Config
 from growth_gevent.csv_format import InvalidCSV, parse_records, rows_at_most, write
 from growth_gevent.records import InvalidRecord
+
+from live import LiveServer
+from support import load, memory_store
 
 HEADER = "Country,Indicator,Value,Year\r\n"
 CSV_TYPE = "text/csv; charset=utf-8"

@@ -7,11 +7,12 @@ import re
 import pytest
 import swagger_ui_bundle
 import webtest
-from support import memory_store
 
 from growth_gevent import swagger_ui
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
+
+from support import memory_store
 
 TYPES = {".css": "text/css", ".js": "text/javascript", ".png": "image/png"}
 ANY_URL = re.compile(rb"https?://")
