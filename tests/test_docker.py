@@ -14,10 +14,11 @@ import tempfile
 import time
 
 import pytest
+from test_readme import run_walkthrough
+
 from polling import wait_for
 from redis_server import RedisServer, free_port
 from support import ROOT
-from test_readme import run_walkthrough
 
 pytestmark = [pytest.mark.live, pytest.mark.docker]
 
