@@ -129,9 +129,9 @@ def write(records: Sequence[tuple[Key, int | float]]) -> bytes:
     """
     quoted: dict[str, str] = {}
     # One C call writes every value as the JSON does; numbers hold no commas.
-    values = ujson.dumps([value for _, value in records])[1:-1].split(",")
+    values = ujson.dumps([value for _, value in records])[1:-1].split(",") if records else []
     rows = [HEADER]
-    for ((country, indicator, year), _), value in zip(records, values):
+    for ((country, indicator, year), _), value in zip(records, values, strict=True):
         country = quoted.get(country) or _quote(quoted, country)
         indicator = quoted.get(indicator) or _quote(quoted, indicator)
         rows.append(f"{country},{indicator},{value},{year}\r\n")

@@ -141,6 +141,10 @@ class Metrics:
         yield from self._tally.families()
         yield GaugeMetricFamily("growth_writes_refused", "1 while writes are refused after a failed snapshot",
                                 value=0 if self._store.writes_refused() is None else 1)
+        losses = self._store.data_losses()
+        if losses is not None:
+            yield CounterMetricFamily("growth_store_data_lost", "Times the store was found without its data "
+                                      "(Redis restarted without persistence, or flushed)", value=losses)
         snapshots = self._store.snapshot_status()
         if snapshots is not None and snapshots["last snapshot"] is not None:
             yield GaugeMetricFamily("growth_snapshot_last_success_timestamp_seconds",

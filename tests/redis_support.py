@@ -6,11 +6,12 @@ import subprocess
 import sys
 
 import gevent
+
+from growth_gevent.stores.base import StoreUnavailable
+
 from polling import wait_for
 from redis_server import open_redis_store
 from support import ROOT
-
-from growth_gevent.stores.base import StoreUnavailable
 
 KEY = ("BRZ", "NGDP_R", 2002)
 TIMEOUT = 0.5

@@ -5,6 +5,13 @@ import logging
 
 import pytest
 import webtest
+
+from growth_gevent.app import create_app
+from growth_gevent.stores.base import COMPLETE
+from growth_gevent.stores.redis import store as store_module
+from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS
+from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES
+
 from redis_server import open_redis_store
 from redis_support import (
     TIMEOUT,
@@ -14,12 +21,6 @@ from redis_support import (
     series_records,
 )
 from support import memory_store
-
-from growth_gevent.app import create_app
-from growth_gevent.stores.base import COMPLETE
-from growth_gevent.stores.redis import store as store_module
-from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS
-from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES
 
 
 def test_a_chunk_longer_than_one_hset_takes_is_split_into_several(redis_server):
@@ -66,7 +67,8 @@ def break_job(direct, breakage):
         direct.set("growth:s:A/B", "a string where a hash should be")
 
 
-@pytest.mark.parametrize("breakage, error", [("malformed chunk", "Expected value"), ("key of another type", "WRONGTYPE")])
+@pytest.mark.parametrize("breakage, error", [("malformed chunk", "Expected value"),
+                                             ("key of another type", "WRONGTYPE")])
 def test_a_chunk_that_keeps_failing_moves_its_job_to_the_dead_letters_and_later_jobs_proceed(
         redis_server, caplog, breakage, error):
     redis_server.flush()

@@ -7,6 +7,11 @@ import time
 
 import pytest
 import webtest
+
+from growth_gevent.app import create_app
+from growth_gevent.responses import RETRY_AFTER_SECONDS
+from growth_gevent.stores.base import BulkQueueFull, StoreUnavailable
+
 from polling import wait_for
 from redis_server import open_redis_store
 from redis_support import (
@@ -18,10 +23,6 @@ from redis_support import (
     series_records,
     unavailable,
 )
-
-from growth_gevent.app import create_app
-from growth_gevent.responses import RETRY_AFTER_SECONDS
-from growth_gevent.stores.base import BulkQueueFull, StoreUnavailable
 
 BUSY_SCRIPT = """
 local started = redis.call('TIME')

@@ -131,6 +131,11 @@ class Store(abc.ABC):
         initial data should be loaded again."""
         return False
 
+    def data_losses(self) -> int | None:
+        """How many times the store was found to have lost its data while the service ran (a Redis that
+        restarted without it, or was flushed); None when this store cannot tell."""
+        return None
+
     def snapshot_status(self) -> dict[str, float | str | None] | None:
         """``{"last snapshot": unix time or None, "snapshot error": str or None}``; None when this
         store takes no snapshots."""

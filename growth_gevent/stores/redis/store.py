@@ -24,6 +24,7 @@ from ..base import BulkQueueFull, BulkStatus, Store, StoreUnavailable
 from . import scripts
 from .cache import ReadCache
 from .connection import open_connection
+from .durability import DurabilityWatch
 from .keys import (
     BULK,
     COUNTRIES,
@@ -115,20 +116,32 @@ class RedisStore(Store):
         connect = functools.partial(open_connection, redis.connection.parse_url(url), timeout, verify_tls)
         self._shared = SharedConnection(connect, timeout)
         self._cache = ReadCache(connect, timeout, cache_stale_seconds) if cache_stale_seconds else None
+        self._durability = DurabilityWatch(self._shared.call)
         self._wake = Event()
         self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS, log)
         self._applier = gevent.spawn(self._apply_queued_jobs)
 
-    @_available
     def ping(self):
-        """Raises ValueError when the URL names a database the server does not have: a setting to fix,
-        not an outage."""
+        """The start-up check: raises ValueError when the URL names a database the server does not have
+        (a setting to fix, not an outage), StoreUnavailable when Redis does not answer. Then, or once Redis
+        answers, says what a Redis crash would lose and watches for Redis losing its data (see
+        :mod:`.durability`)."""
+        try:
+            self._ping()
+        finally:
+            self._durability.start()
+
+    @_available
+    def _ping(self):
         try:
             self._redis.ping()
         except redis.ResponseError as error:
             if not str(error).startswith(_NO_SUCH_DATABASE):
                 raise
             raise ValueError(self._no_such_database()) from None
+
+    def data_losses(self) -> int:
+        return self._durability.losses
 
     def _no_such_database(self):
         pool = self._redis.connection_pool
@@ -272,6 +285,7 @@ class RedisStore(Store):
 
     def close(self):
         self._applier.kill()
+        self._durability.close()
         self._shared.close()
         if self._cache is not None:
             self._cache.close()
