@@ -27,6 +27,7 @@ def open_redis_store(url, **options):
     defaults = Config()
     return RedisStore(url, **{"pool_size": defaults.redis_pool_size, "timeout": defaults.redis_timeout,
                               "chunk_size": defaults.bulk_chunk_records, "queue_records": defaults.bulk_queue_records,
+                              "max_records": defaults.max_records,
                               "cache_stale_seconds": defaults.redis_cache_stale_seconds,
                               "verify_tls": defaults.redis_tls_verify, **options})
 

@@ -31,8 +31,8 @@ def series_records(country, years):
 QUEUE_AND_EXIT = """
 import sys, ujson
 from growth_gevent.stores.redis import RedisStore
-store = RedisStore(sys.argv[1], pool_size=1, timeout=2, chunk_size=2, queue_records=500_000, cache_stale_seconds=0,
-                   verify_tls=True)
+store = RedisStore(sys.argv[1], pool_size=1, timeout=2, chunk_size=2, queue_records=500_000, max_records=500_000,
+                   cache_stale_seconds=0, verify_tls=True)
 print(store.submit_bulk([(tuple(key), value) for key, value in ujson.loads(sys.argv[2])]))
 """
 

@@ -56,6 +56,17 @@ class BulkQueueFull(Exception):
         self.records = records
 
 
+class StoreFull(Exception):
+    """The store holds its maximum of records (``max_records``): a new key, or a bulk job that could take
+    the records stored and waiting past it (its ``records`` at most), is refused, nothing stored or
+    queued. Replacing a stored record always works; initial data is exempt."""
+
+    def __init__(self, held: int, limit: int, records: int):
+        super().__init__(f"the store is full: it holds at most {limit} records, {held} are stored or waiting "
+                         f"to be applied and this write adds up to {records}")
+        self.held, self.limit, self.records = held, limit, records
+
+
 class WritesRefused(Exception):
     """The store refuses writes for now (a write it acknowledged could not be made durable); the
     message says why."""
