@@ -1,9 +1,11 @@
 """Swagger UI at /docs: every file the page references is served, with its type and caching headers, and
 nothing in the page or its own script points at another host."""
 
+import gzip
 import html.parser
 import re
 
+import falcon.testing
 import pytest
 import swagger_ui_bundle
 import webtest
@@ -102,3 +104,41 @@ def test_head_answers_the_headers_without_a_body(docs):
                                   "/docs/%2E%2E", "/docs/swagger-initializer.js", "/docs/init.js/x"])
 def test_any_other_file_is_404_json(docs, path):
     assert docs.get(path, status=404).json == {"msg": "not found"}
+
+
+@pytest.fixture
+def raw():
+    """A client that leaves Content-Encoding as sent (WebTest decodes gzip)."""
+    store = memory_store()
+    yield falcon.testing.TestClient(create_app(store, Config()))
+    store.close()
+
+
+@pytest.mark.parametrize("accept_encoding", ["gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.5", "*",
+                                             "*;q=0, gzip"])
+def test_the_large_files_come_gzipped_to_a_client_that_takes_it(raw, accept_encoding):
+    for name in ("swagger-ui-bundle.js", "swagger-ui.css"):
+        plain = raw.simulate_get(f"/docs/{name}")
+        packed = raw.simulate_get(f"/docs/{name}", headers={"Accept-Encoding": accept_encoding})
+        assert packed.headers["Content-Encoding"] == "gzip", name
+        assert gzip.decompress(packed.content) == plain.content, name
+        assert len(packed.content) < len(plain.content) / 3, name
+        assert packed.headers["Vary"] == plain.headers["Vary"] == "Accept-Encoding", name
+        assert packed.headers["ETag"] != plain.headers["ETag"], name
+        assert raw.simulate_get(f"/docs/{name}", headers={"Accept-Encoding": accept_encoding, "If-None-Match":
+                                                          packed.headers["ETag"]}).status_code == 304, name
+
+
+@pytest.mark.parametrize("accept_encoding", [None, "identity", "gzip;q=0", "*;q=0", "br", "gzip;q=x"])
+def test_others_get_the_file_as_it_is(raw, accept_encoding):
+    headers = {"Accept-Encoding": accept_encoding} if accept_encoding else {}
+    response = raw.simulate_get("/docs/swagger-ui-bundle.js", headers=headers)
+    assert "Content-Encoding" not in response.headers
+    assert response.content == (swagger_ui_bundle.swagger_ui_path / "swagger-ui-bundle.js").read_bytes()
+
+
+def test_small_files_are_never_gzipped(raw):
+    for path in ("/docs", "/docs/init.js", "/docs/favicon-16x16.png"):
+        response = raw.simulate_get(path, headers={"Accept-Encoding": "gzip"})
+        assert "Content-Encoding" not in response.headers, path
+        assert "Vary" not in response.headers, path
