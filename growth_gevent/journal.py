@@ -1,0 +1,491 @@
+"""The journal: an append-only log of the in-memory store's writes beside its snapshot (Redis's AOF).
+
+The log is a series of segment files, ``SNAPSHOT.journal.N``; a snapshot names the first segment it
+does not hold (its ``"journal"`` field), so recovery loads the snapshot and replays the segments from
+that one on. Each record is framed ``[u32 length][u32 crc32][payload]`` (little-endian), the payload a
+compact JSON array:
+
+    ["segment", N, next_job, [[job, offset, records], ...]]   first in every segment: the bulk jobs queued
+    ["put", country, indicator, year, value]
+    ["del", country, indicator, year]
+    ["bulk", job, offset, [[[country, indicator, year], value], ...]]   a bulk job as accepted
+    ["applied", job, through]   the job's records before ``through`` are applied, here in the order
+
+A bulk job is applied lazily, after later writes may have been: its markers put its chunks where they
+were applied, so that replay reaches the state the store had. A segment's header lists the jobs still
+queued when it began, with the records they had left (``offset``: how many were applied before), so
+that the segments before it are not needed once a snapshot holds what they did.
+
+A bad record whose frame reaches the end of its file (or is followed by zeros only) is a torn tail,
+what a crash in the middle of a write leaves: dropped with a warning, as Redis's ``aof-load-truncated``.
+A bad record with valid data after it is damage: :class:`JournalDamaged`, and nothing is changed.
+
+Writes are group-committed: :meth:`Journal.append` adds a record to the pending batch without
+yielding; one flusher greenlet writes the batch (and fsyncs it, by the policy) in gevent's thread
+pool and wakes every waiter of it; records appended meanwhile make the next batch.
+"""
+
+import dataclasses
+import logging
+import os
+import re
+import struct
+import sys
+import time
+import zlib
+
+import gevent
+import ujson
+from gevent.event import Event
+
+from .config import FSYNC_POLICIES
+
+log = logging.getLogger("growth_gevent")
+
+ALWAYS, EVERYSEC, NO = FSYNC_POLICIES
+EVERYSEC_SECONDS = 1.0
+FRAME = struct.Struct("<II")
+SEGMENT_INFIX = ".journal."
+FSYNC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class JournalDamaged(Exception):
+    """A segment that cannot be replayed, or segments missing between the snapshot and the last one."""
+
+
+class JournalFailed(Exception):
+    """A record could not be written (disk full, I/O error): the writes waiting for it were undone."""
+
+
+def frame(payload):
+    return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def _dumps(document):
+    return ujson.dumps(document, escape_forward_slashes=False, ensure_ascii=False).encode()
+
+
+def put_record(key, value):
+    return frame(_dumps(("put", *key, value)))
+
+
+def delete_record(key):
+    return frame(_dumps(("del", *key)))
+
+
+def bulk_record(job, offset, records):
+    # One C call for the whole job: the records as they are, ((country, indicator, year), value).
+    return frame(b'["bulk",%d,%d,%s]' % (job, offset, _dumps(records)))
+
+
+def applied_record(job, through):
+    return frame(b'["applied",%d,%d]' % (job, through))
+
+
+def segment_record(number, next_job, jobs):
+    """``jobs``: ``[(job, offset, records), ...]``, the bulk jobs queued as the segment begins."""
+    return frame(_dumps(("segment", number, next_job, jobs)))
+
+
+def segment_path(snapshot_path, number):
+    return f"{snapshot_path}{SEGMENT_INFIX}{number}"
+
+
+def segment_numbers(snapshot_path):
+    """The numbers of the segments beside ``snapshot_path``, in order."""
+    directory, name = os.path.split(os.path.abspath(snapshot_path))
+    pattern = re.compile(re.escape(name + SEGMENT_INFIX) + r"([1-9][0-9]*)")
+    return sorted(int(match.group(1)) for match in map(pattern.fullmatch, os.listdir(directory)) if match)
+
+
+def read_segment(path):
+    """The payloads of a segment file, and the offset of a torn tail (None if there is none)."""
+    with open(path, "rb") as segment:
+        data = segment.read()
+    payloads, offset, end = [], 0, len(data)
+    while offset < end:
+        problem = None
+        if end - offset < FRAME.size:
+            problem = "a record header cut short"
+        else:
+            length, checksum = FRAME.unpack_from(data, offset)
+            start = offset + FRAME.size
+            if start + length > end:
+                problem = "a record cut short"
+            elif length == 0 or zlib.crc32(data[start:start + length]) != checksum:
+                problem = "a record whose checksum does not match"
+        if problem is None:
+            payloads.append(data[start:start + length])
+            offset = start + length
+            continue
+        frame_end = offset + FRAME.size + (length if end - offset >= FRAME.size else 0)
+        if frame_end >= end or not data[offset:].strip(b"\0"):
+            return payloads, offset
+        raise JournalDamaged(f"{path} is damaged: {problem} at byte {offset}, with data after it")
+    return payloads, None
+
+
+@dataclasses.dataclass
+class QueuedJob:
+    """A bulk job accepted and not wholly applied: ``records`` from record ``offset`` of the job on,
+    ``applied`` the job's records applied so far (at least ``offset``)."""
+
+    job: int | None  # None: initial data, which is not logged
+    offset: int
+    records: list
+    applied: int = 0
+    number: int | None = None  # the applier's job number, once queued
+
+    def remainder(self):
+        return self.records[self.applied - self.offset:]
+
+
+@dataclasses.dataclass
+class Recovered:
+    """What replay found: the segments read, the jobs left queued, the next job number, and counts."""
+
+    segments: list
+    queued: list
+    next_job: int
+    records: int = 0
+
+
+def replay(snapshot_path, first, store):
+    """Apply the segments from number ``first`` on to ``store`` (``restore(key, value or None)``,
+    ``apply_records(records)``); :class:`JournalDamaged` before anything is applied if one cannot be read.
+
+    Idempotent: every record sets or removes values, so replaying again over the result changes nothing.
+    """
+    numbers = [number for number in segment_numbers(snapshot_path) if number >= first]
+    if numbers and numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        raise JournalDamaged(f"segments of {snapshot_path}{SEGMENT_INFIX}* are missing between "
+                             f"{numbers[0]} and {numbers[-1]}")
+    if numbers and first and numbers[0] != first:
+        raise JournalDamaged(f"{segment_path(snapshot_path, first)}, the first segment after the snapshot, "
+                             "is missing")
+    segments = []
+    for number in numbers:
+        path = segment_path(snapshot_path, number)
+        payloads, torn = read_segment(path)
+        try:
+            segments.append([_parsed(payload) for payload in payloads])
+        except (ValueError, TypeError) as error:
+            raise JournalDamaged(f"{path} is damaged: a record that growth-gevent did not write ({error})") from None
+        if torn is not None:
+            log.warning("%s ends in a torn record at byte %d (a crash while it was written): dropped, as it was "
+                        "never acknowledged", path, torn)
+    recovered = Recovered(numbers, [], 1)
+    jobs = {}
+    for number, records in zip(numbers, segments):
+        for record in records:
+            recovered.records += 1
+            kind = record[0]
+            if kind == "put":
+                store.restore(record[1], record[2])
+            elif kind == "del":
+                store.restore(record[1], None)
+            elif kind == "bulk":
+                jobs[record[1].job] = record[1]
+                recovered.next_job = max(recovered.next_job, record[1].job + 1)
+            elif kind == "applied":
+                job = jobs.get(record[1])
+                if job is None or not job.applied <= record[2] <= job.offset + len(job.records):
+                    raise JournalDamaged(f"{segment_path(snapshot_path, number)} is damaged: it marks records of "
+                                         f"bulk job {record[1]} applied that it does not hold")
+                store.apply_records(job.records[job.applied - job.offset:record[2] - job.offset])
+                job.applied = record[2]
+                if job.applied == job.offset + len(job.records):
+                    del jobs[record[1]]
+            elif record[1] == number:  # a segment's header: the queue as it stood when the segment began
+                jobs = {job.job: job for job in record[3]}
+                recovered.next_job = max(recovered.next_job, record[2])
+            else:
+                raise JournalDamaged(f"{segment_path(snapshot_path, number)} is damaged: it begins as segment "
+                                     f"{record[1]}")
+    recovered.queued = list(jobs.values())
+    return recovered
+
+
+def _parsed(payload):
+    """A payload as ``(kind, ...)`` with keys as tuples and jobs as :class:`QueuedJob`; ValueError or
+    TypeError for one that growth-gevent would not have written."""
+    record = ujson.loads(payload)
+    kind = record[0]
+    if kind == "put" and len(record) == 5:
+        return kind, _key(record[1:4]), _number(record[4])
+    if kind == "del" and len(record) == 4:
+        return kind, _key(record[1:4]), None
+    if kind == "bulk" and len(record) == 4:
+        return kind, _job(record[1:])
+    if kind == "applied" and len(record) == 3 and type(record[1]) is int and type(record[2]) is int:
+        return kind, record[1], record[2]
+    if kind == "segment" and len(record) == 4 and type(record[1]) is int and type(record[2]) is int:
+        return kind, record[1], record[2], [_job(job) for job in record[3]]
+    raise ValueError(f"an unknown record {payload[:40]!r}")
+
+
+def _key(fields):
+    country, indicator, year = fields
+    if type(country) is not str or type(indicator) is not str or type(year) is not int:
+        raise ValueError("a key that is not [country, indicator, year]")
+    return sys.intern(country), sys.intern(indicator), year
+
+
+def _number(value):
+    if type(value) not in (int, float):
+        raise ValueError("a value that is not a number")
+    return value
+
+
+def _job(fields):
+    job, offset, rows = fields
+    if type(job) is not int or type(offset) is not int:
+        raise ValueError("a bulk job without its number and offset")
+    return QueuedJob(job, offset, [(_key(key), _number(value)) for key, value in rows], offset)
+
+
+class Batch:
+    """Records written together: waiters block in :meth:`wait` until the batch is written (and
+    fsynced, by the policy), or failed."""
+
+    __slots__ = ("_done", "error", "sync", "undo")
+
+    def __init__(self):
+        self._done = Event()
+        self.error = None
+        self.undo = []  # what the store undoes if the batch fails, in the order appended
+        self.sync = False  # fsynced whatever the policy: a segment starts in it
+
+    def written(self):
+        return self._done.is_set() and self.error is None
+
+    def wait(self):
+        self._done.wait()
+        if self.error is not None:
+            raise JournalFailed(self.error)
+
+    def finish(self, error=None):
+        self.error = error
+        self._done.set()
+
+
+class _Rotation:
+    """In the pending records: segment ``number`` starts here."""
+
+    __slots__ = ("number",)
+
+    def __init__(self, number):
+        self.number = number
+
+
+class Journal:
+    """Appends records to the current segment, in batches, by the fsync ``policy``.
+
+    ``on_written()`` is called, without yielding, after each batch written. ``on_failure(error, undo)`` is called, without yielding, when a batch cannot be written: ``undo``
+    lists the undo entries of every record not yet written (that batch's and those appended since),
+    oldest first; their waiters then raise :class:`JournalFailed`. Until a segment starts again
+    (:meth:`rotate`), records appended are dropped: the store refuses writes meanwhile.
+    """
+
+    def __init__(self, snapshot_path, policy, on_written, on_failure):
+        self.snapshot_path = snapshot_path
+        self.policy = policy
+        self._on_written = on_written
+        self._on_failure = on_failure
+        self.number = None  # of the segment that records appended now go to
+        self.segment_records = 0  # appended to it, its header included
+        self._descriptor = None  # the flusher's file, and how far it got (touched only by the flusher)
+        self._written = 0
+        self._batch_start = 0
+        self._pending = []
+        self._batch = Batch()
+        self._writing = None  # the batch being written
+        self._wakeup = Event()
+        self._unsynced = False
+        self._last_sync = time.monotonic()
+        self.failure = None  # why the last batch failed, until a segment starts again
+        self.bytes = 0  # in the segments on disk, all together
+        self.records = 0  # appended since start
+        self.fsync_histogram = [0] * (len(FSYNC_BUCKETS) + 1) + [0.0]  # counts by bucket, over, sum
+        self.last_error = None  # (unix time, message) of the last write or fsync that failed
+        self._flusher = None
+
+    def start(self, number, header):
+        """Begin segment ``number`` with ``header``, durably, before serving. Blocking."""
+        self.bytes = sum(os.path.getsize(segment_path(self.snapshot_path, n))
+                         for n in segment_numbers(self.snapshot_path) if n != number)
+        self._open(number)
+        self._write_all(header)
+        self._fsync()
+        self.number = number
+        self.segment_records = 1
+        self._flusher = gevent.spawn(self._flush_forever)
+
+    def append(self, record, undo=None):
+        """Add ``record`` to the pending batch without yielding; return that batch, or None when the
+        record is dropped (after a failure, until a segment starts again)."""
+        if self.failure is not None:
+            return None
+        self._pending.append(record)
+        batch = self._batch
+        batch.undo.append(undo)
+        self.segment_records += 1
+        self.records += 1
+        self._wakeup.set()
+        return batch
+
+    def rotate(self, header_of):
+        """After what is pending, start the next segment with ``header_of(number)``, without yielding;
+        return its number and the batch that starts it (fsynced whatever the policy, the previous
+        segment too)."""
+        self.failure = None
+        self.number += 1
+        self._pending += (_Rotation(self.number), header_of(self.number))
+        self._batch.undo.append(None)
+        self._batch.sync = True
+        self.segment_records = 1
+        self._wakeup.set()
+        return self.number, self._batch
+
+    def flush(self):
+        """Wait until what was appended so far is written (or failed)."""
+        batch = self._batch if self._pending else self._writing
+        if batch is not None:
+            batch._done.wait()
+
+    def remove_before(self, number):
+        """Remove the segments before ``number`` (a snapshot holds what they did). Blocking: run in a thread."""
+        for old in segment_numbers(self.snapshot_path):
+            if old < number:
+                path = segment_path(self.snapshot_path, old)
+                size = os.path.getsize(path)
+                os.unlink(path)
+                self.bytes -= size
+        _fsync_directory(self.snapshot_path)
+
+    def close(self, remove=False):
+        """Stop the flusher and close the segment; ``remove``: also remove it, which holds nothing to
+        replay (its header only, no job queued)."""
+        if self._flusher is not None:
+            self.flush()
+            self._flusher.kill()
+            self._flusher = None
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None
+            if remove:
+                path = segment_path(self.snapshot_path, self.number)
+                self.bytes -= os.path.getsize(path)
+                os.unlink(path)
+                _fsync_directory(self.snapshot_path)
+
+    def _flush_forever(self):
+        pool = gevent.get_hub().threadpool
+        while True:
+            timeout = max(0.0, self._last_sync + EVERYSEC_SECONDS - time.monotonic()) if self._unsynced else None
+            self._wakeup.wait(timeout)
+            self._wakeup.clear()
+            if not self._pending and not self._unsynced:
+                continue
+            pending, self._pending = self._pending, []
+            batch = self._writing = self._batch
+            self._batch = Batch()
+            error, fsyncs = pool.apply(self._write_batch, (pending, batch.sync))
+            self._writing = None
+            for seconds in fsyncs:
+                self._count_fsync(seconds)
+            if error is None:
+                batch.finish()
+                self._on_written()
+            else:
+                self._failed(error, batch)
+
+    def _write_batch(self, pending, sync):
+        """Write ``pending`` and fsync by the policy: ``(error or None, [seconds of each fsync])``, the
+        error rather than raised, which gevent's pool would print as unhandled. Runs in a thread."""
+        fsyncs = []
+        self._batch_start = self._written
+        try:
+            data = []
+            for item in pending:
+                if type(item) is _Rotation:
+                    self._write_all(b"".join(data))
+                    data = []
+                    fsyncs.append(self._fsync())
+                    self._open(item.number)
+                else:
+                    data.append(item)
+            self._write_all(b"".join(data))
+            if pending and (sync or self.policy == ALWAYS):
+                fsyncs.append(self._fsync())
+            elif self.policy == EVERYSEC:
+                self._unsynced = True
+                if time.monotonic() - self._last_sync >= EVERYSEC_SECONDS:
+                    fsyncs.append(self._fsync())
+            return None, fsyncs
+        except Exception as error:
+            if not isinstance(error, OSError):
+                log.exception("journal write failed")
+            self._truncate_to_batch_start()
+            return error, fsyncs
+
+    def _write_all(self, data):
+        view = memoryview(data)
+        while view:
+            written = os.write(self._descriptor, view)
+            view = view[written:]
+            self._written += written
+            self.bytes += written
+
+    def _fsync(self):
+        started = time.perf_counter()
+        os.fdatasync(self._descriptor)
+        self._unsynced = False
+        self._last_sync = time.monotonic()
+        return time.perf_counter() - started
+
+    def _open(self, number):
+        descriptor = os.open(segment_path(self.snapshot_path, number), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        _fsync_directory(self.snapshot_path)
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+        self._descriptor = descriptor
+        self._written = self._batch_start = 0
+
+    def _truncate_to_batch_start(self):
+        # A batch that failed half-way may leave records, or part of one, that were never acknowledged:
+        # cut them, so that they are not replayed. Best effort: replay drops a torn tail anyway.
+        try:
+            os.ftruncate(self._descriptor, self._batch_start)
+        except OSError:
+            return
+        self.bytes -= self._written - self._batch_start
+        self._written = self._batch_start
+
+    def _count_fsync(self, seconds):
+        index = 0
+        while index < len(FSYNC_BUCKETS) and seconds > FSYNC_BUCKETS[index]:
+            index += 1
+        self.fsync_histogram[index] += 1
+        self.fsync_histogram[-1] += seconds
+
+    def _failed(self, error, batch):
+        """Fail ``batch`` and everything appended since; the store undoes them, newest first."""
+        later, self._batch = self._batch, Batch()
+        self._pending = []
+        self.failure = str(error)
+        self.last_error = (time.time(), str(error))
+        log.error("journal write to %s failed: %s; the writes waiting for it are undone and answered 503, and "
+                  "writes are refused until a snapshot succeeds", segment_path(self.snapshot_path, self.number), error)
+        self._on_failure(self.failure, batch.undo + later.undo)
+        batch.finish(self.failure)
+        later.finish(self.failure)
+
+
+def _fsync_directory(snapshot_path):
+    # A created or removed file's entry is durable only once its folder is.
+    descriptor = os.open(os.path.dirname(os.path.abspath(snapshot_path)), os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,310 @@
+"""The journal in-process: its framing, torn tails and damage, replay, group commit, failures, compaction."""
+
+import errno
+import logging
+import os
+import threading
+
+import gevent
+import pytest
+
+from growth_gevent import journal as journal_module
+from growth_gevent.journal import (JournalDamaged, QueuedJob, frame, put_record, read_segment, segment_numbers,
+                                   segment_path)
+from growth_gevent.snapshot import SnapshotLock, Snapshotter, load_snapshot, write_snapshot
+from growth_gevent.stores.base import WritesRefused
+from growth_gevent.stores.journaled import JournaledStore
+from polling import wait_for
+
+KEY = ("A", "B", 1)
+
+
+@pytest.fixture
+def path(tmp_path):
+    return str(tmp_path / "growth.snapshot")
+
+
+def opened(path, fsync="always", chunk_size=2):
+    """A store recovered from what ``path`` and its segments hold, as the service starts."""
+    store = JournaledStore(path, fsync, chunk_size=chunk_size)
+    first = 0
+    if os.path.exists(path):
+        items, first = load_snapshot(path)
+        store.submit_bulk(items, initial=True)
+        assert store.wait_idle(5)
+    store.recover(first)
+    return store
+
+
+def crashed(store):
+    """What a process started after a kill -9 of ``store``'s would hold (the store is left as it is)."""
+    again = opened(store.journal.snapshot_path)
+    assert again.wait_idle(5)
+    return again.copy()
+
+
+def records_of(store, number=1):
+    """The records in segment ``number``, once what the store appended so far is written."""
+    store.journal.flush()
+    return read_segment(segment_path(store.journal.snapshot_path, number))[0]
+
+
+def test_every_write_is_a_record_and_a_bulk_job_is_one_record_with_a_marker_per_chunk(path):
+    store = opened(path)
+    store.put(KEY, 1.5)
+    store.delete(KEY)
+    store.submit_bulk([(("C", "D", year), year * 0.5) for year in range(3)])
+    assert store.wait_idle(5)
+    assert records_of(store) == [b'["segment",1,1,[]]', b'["put","A","B",1,1.5]', b'["del","A","B",1]',
+                                b'["bulk",1,0,[[["C","D",0],0.0],[["C","D",1],0.5],[["C","D",2],1.0]]]',
+                                b'["applied",1,2]', b'["applied",1,3]']
+
+
+def test_a_replay_reaches_the_store_state_and_again_changes_nothing(path):
+    store = opened(path)
+    gevent.joinall([gevent.spawn(store.put, ("A", "B", year), year) for year in range(20)], raise_error=True)
+    store.delete(("A", "B", 3))
+    store.put(("A", "B", 4), 40)
+    store.submit_bulk([(("A", "B", year), -year) for year in range(10, 15)])
+    assert store.wait_idle(5)
+    store.journal.flush()
+    assert crashed(store) == store.copy()
+    assert crashed(store) == store.copy()  # the first recovery's own segment changes nothing
+
+
+def test_chunks_are_replayed_where_they_were_applied_among_later_writes(path):
+    store = opened(path)
+    store.submit_bulk([(("A", "B", year), 1) for year in range(6)])  # 3 chunks of 2
+    store.put(("A", "B", 5), 99)  # before the applier reached that chunk: the chunk overwrites it
+    assert store.wait_idle(5)
+    store.put(("A", "B", 0), 42)  # after
+    assert store.get(("A", "B", 5)) == 1
+    assert crashed(store) == store.copy() == {"A": {"B": {0: 42, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1}}}
+
+
+def test_a_job_accepted_and_not_applied_is_queued_again_at_start(path):
+    store = opened(path)
+    store.submit_bulk([(("A", "B", year), year) for year in range(5)])
+    store.close()  # the applier stops before applying anything: the process died
+    again = opened(path)
+    assert again.bulk_status().jobs_accepted == 1
+    assert again.wait_idle(5)
+    assert again.copy() == {"A": {"B": {year: year for year in range(5)}}}
+
+
+def test_a_torn_last_record_is_dropped_with_a_warning_and_what_comes_before_is_kept(path, caplog):
+    store = opened(path)
+    store.put(KEY, 1)
+    store.put(("A", "B", 2), 2)
+    store.close()
+    segment = segment_path(path, 1)
+    whole = open(segment, "rb").read()
+    with open(segment, "wb") as torn:
+        torn.write(whole[:-3])
+    with caplog.at_level(logging.WARNING):
+        assert opened(path).copy() == {"A": {"B": {1: 1}}}
+    assert f"{segment} ends in a torn record at byte {len(whole) - len(put_record(('A', 'B', 2), 2))}" in caplog.text
+
+
+@pytest.mark.parametrize("tail", [b"\0" * 20, b"\x10\0\0\0", frame(b'["put","A","B",2,2]')[:-1] + b"!"])
+def test_zeros_a_cut_header_or_a_last_record_that_does_not_match_are_a_torn_tail(path, tail):
+    store = opened(path)
+    store.put(KEY, 1)
+    store.close()
+    with open(segment_path(path, 1), "ab") as segment:
+        segment.write(tail)
+    assert opened(path).copy() == {"A": {"B": {1: 1}}}
+
+
+def test_a_damaged_record_before_the_last_stops_recovery_and_leaves_the_files_untouched(path):
+    store = opened(path)
+    for year in range(3):
+        store.put(("A", "B", year), year)
+    store.close()
+    segment = segment_path(path, 1)
+    data = bytearray(open(segment, "rb").read())
+    data[len(data) - 2 * len(put_record(KEY, 1)) + 10] ^= 1  # in the middle record
+    open(segment, "wb").write(data)
+    with pytest.raises(JournalDamaged, match=f"{segment} is damaged: a record whose checksum does not match at "
+                                             "byte .*, with data after it"):
+        opened(path)
+    assert open(segment, "rb").read() == data
+    assert segment_numbers(path) == [1]
+
+
+def test_a_missing_segment_is_damage(path):
+    store = opened(path)
+    store.put(KEY, 1)
+    store.close()
+    opened(path).close()
+    opened(path).close()
+    os.unlink(segment_path(path, 2))
+    with pytest.raises(JournalDamaged, match="missing between 1 and 3"):
+        opened(path)
+
+
+class HeldFsync:
+    """fdatasync blocks until released, and counts its calls; ``fail`` makes it raise ENOSPC."""
+
+    def __init__(self, monkeypatch):
+        self.calls = 0
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.release.set()
+        self.fail = False
+        real = os.fdatasync
+
+        def fdatasync(descriptor):
+            self.calls += 1
+            self.entered.set()
+            self.release.wait()
+            if self.fail:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            real(descriptor)
+
+        monkeypatch.setattr(journal_module.os, "fdatasync", fdatasync)
+
+    def hold(self):
+        self.entered.clear()
+        self.release.clear()
+
+
+def wait_in_thread(event):
+    """Yield to the hub until a thread sets ``event``."""
+    wait_for(lambda: gevent.sleep(0.001) or event.is_set())
+
+
+def test_writes_that_arrive_during_an_fsync_share_the_next_one(path, monkeypatch):
+    store = opened(path)
+    fsync = HeldFsync(monkeypatch)
+    fsync.hold()
+    first = gevent.spawn(store.put, ("A", "B", 0), 0)
+    wait_in_thread(fsync.entered)
+    others = [gevent.spawn(store.put, ("A", "B", year), year) for year in range(1, 30)]
+    gevent.sleep(0.01)
+    assert not any(greenlet.ready() for greenlet in [first, *others])  # nothing answered before its fsync
+    fsync.release.set()
+    gevent.joinall([first, *others], raise_error=True)
+    assert fsync.calls == 2
+
+
+def test_a_single_write_is_fsynced_at_once_not_at_a_timer(path, monkeypatch):
+    store = opened(path)
+    fsync = HeldFsync(monkeypatch)
+    monkeypatch.setattr(journal_module, "EVERYSEC_SECONDS", 3600)
+    with gevent.Timeout(5):
+        store.put(KEY, 1)
+    assert fsync.calls == 1
+
+
+@pytest.mark.parametrize("policy, fsyncs", [("everysec", 1), ("no", 0)])
+def test_everysec_acknowledges_before_the_fsync_which_follows_within_a_second_and_no_never_does(
+        path, monkeypatch, policy, fsyncs):
+    store = opened(path, policy)
+    fsync = HeldFsync(monkeypatch)
+    fsync.hold()
+    with gevent.Timeout(5):
+        store.put(KEY, 1)  # answered while an fsync would still be held
+    assert records_of(store)[-1] == b'["put","A","B",1,1]'
+    fsync.release.set()
+    wait_for(lambda: gevent.sleep(0.01) or fsync.calls == fsyncs, timeout=journal_module.EVERYSEC_SECONDS + 1)
+    gevent.sleep(journal_module.EVERYSEC_SECONDS + 0.2)
+    assert fsync.calls == fsyncs
+
+
+def test_a_failed_fsync_answers_refusal_undoes_the_batch_and_later_writes_and_refuses_writes(path, monkeypatch):
+    store = opened(path)
+    snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    store.put(("A", "B", 1), 1)
+    fsync = HeldFsync(monkeypatch)
+    fsync.hold()
+    fsync.fail = True
+    first = gevent.spawn(store.put, ("A", "B", 1), 2)
+    wait_in_thread(fsync.entered)
+    later = [gevent.spawn(store.put, ("A", "B", 2), 3), gevent.spawn(store.delete, ("A", "B", 1)),
+             gevent.spawn(store.submit_bulk, [(("A", "B", 9), 9)])]
+    gevent.sleep(0.01)
+    assert store.get(("A", "B", 2)) == 3 and store.get(("A", "B", 1)) is None  # visible, not answered yet
+    fsync.release.set()
+    gevent.joinall([first, *later])
+    for greenlet in [first, *later]:
+        assert isinstance(greenlet.exception, WritesRefused)
+        assert "the journal could not be written: [Errno 28] No space left on device" in str(greenlet.exception)
+    assert store.copy() == {"A": {"B": {1: 1}}}
+    assert store.bulk_status().jobs_accepted == 0
+    with pytest.raises(WritesRefused, match="writes are refused until a snapshot succeeds: the journal could not"):
+        store.put(("A", "B", 5), 5)
+    assert store.get(("A", "B", 1)) == 1  # reads go on
+    fsync.fail = False
+    assert crashed(store) == {"A": {"B": {1: 1}}}
+
+    assert snapshotter.save_if_changed() is True
+    store.put(("A", "B", 5), 5)
+    assert crashed(store) == store.copy() == {"A": {"B": {1: 1, 5: 5}}}
+
+
+def test_an_undone_write_keeps_the_value_of_a_chunk_applied_after_it(path):
+    store = opened(path)
+    store.put(("A", "B", 1), 1)
+    store.put(("A", "B", 2), 2)
+    chunk = [(("A", "B", 1), 7)]
+    store.apply_records(chunk)  # as the applier does, between the two writes' undo entries
+    store._undo("disk full", [(("A", "B", 1), None), chunk, (("A", "B", 2), None)])
+    assert store.copy() == {"A": {"B": {1: 7}}}
+
+
+def test_a_snapshot_starts_a_segment_and_removes_the_old_ones_once_durable(path):
+    store = opened(path)
+    snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    store.put(KEY, 1)
+    assert snapshotter.save_if_changed() is True
+    assert segment_numbers(path) == [2]
+    assert load_snapshot(path) == ([(KEY, 1)], 2)
+    store.put(KEY, 2)
+    assert crashed(store) == {"A": {"B": {1: 2}}}
+
+
+def test_a_crash_before_the_snapshot_is_renamed_or_before_the_old_segments_are_removed_loses_nothing(path):
+    store = opened(path, chunk_size=2)
+    store.put(KEY, 1)
+    store.submit_bulk([(("C", "D", year), year) for year in range(7)])
+    gevent.sleep(0.001)  # the applier applies a chunk or two
+    countries, segment, batch = store.start_snapshot()  # the snapshot begins: copy and segment 2
+    batch.wait()
+    store.put(KEY, 2)
+    assert store.wait_idle(5)
+    store.journal.flush()
+    assert crashed(store) == store.copy()  # before the rename: no snapshot, segments 1 and 2 (and 3)
+    rows = [((c, i, y), v) for c, indicators in countries.items() for i, series in indicators.items()
+            for y, v in series.items()]
+    write_snapshot(path, rows, segment)
+    assert crashed(store) == store.copy()  # after it, before segment 1 is removed: skipped
+
+
+def test_a_job_queued_across_a_snapshot_is_relogged_in_the_new_segment(path):
+    store = opened(path, chunk_size=2)
+    snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    store.submit_bulk([(("C", "D", year), year) for year in range(9)])
+    gevent.sleep(0.001)
+    assert snapshotter.save_if_changed() is True
+    assert segment_numbers(path) == [2]
+    store.close()  # killed: the rest of the job was never applied
+    again = opened(path)
+    assert again.wait_idle(5)
+    assert again.copy() == {"C": {"D": {year: year for year in range(9)}}}
+
+
+def test_a_graceful_stop_leaves_the_last_snapshot_and_an_empty_log(path):
+    store = opened(path)
+    snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter.start()
+    store.put(KEY, 1)
+    snapshotter.stop()
+    store.close()
+    assert segment_numbers(path) == []
+    assert opened(path).copy() == {"A": {"B": {1: 1}}}
+
+
+def test_a_queued_job_stands_for_the_records_it_has_left():
+    job = QueuedJob(4, 10, [(("A", "B", year), year) for year in range(10, 15)], applied=12)
+    assert job.remainder() == [(("A", "B", year), year) for year in (12, 13, 14)]
