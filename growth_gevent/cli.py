@@ -14,8 +14,10 @@ from .lifecycle import serve
 from .logs import configure_logging
 from .records import InvalidRecord, parse_records
 from .server import listen, make_server
-from .snapshot import SnapshotLock, Snapshotter, SnapshotError, read_snapshot
+from .journal import SEGMENT_INFIX, JournalDamaged
+from .snapshot import SnapshotError, SnapshotLock, Snapshotter, load_snapshot, read_snapshot
 from .stores.base import StoreUnavailable
+from .stores.journaled import JournaledStore
 from .stores.memory import MemoryStore
 from .workers import run_workers
 
@@ -41,8 +43,12 @@ def main(argv=(), environ=os.environ):
     try:
         snapshot_lock = _own_snapshot(config.snapshot_path) if config.snapshot_path else None
         store = open_store(config)
-        deferred = _seed_store(store, config, snapshot_lock, started)
-    except (SnapshotError, InvalidRecord, OSError, ValueError) as error:
+        deferred = None
+        if isinstance(store, JournaledStore):
+            _recover(store, config, snapshot_lock, started)
+        else:
+            deferred = _seed_store(store, config, snapshot_lock, started)
+    except (SnapshotError, JournalDamaged, InvalidRecord, OSError, ValueError) as error:
         log.error("cannot start: %s", error)
         return 2
     try:
@@ -63,6 +69,9 @@ def main(argv=(), environ=os.environ):
 
 def open_store(config):
     """The in-memory store, or Redis when GROWTH_STORE names one (a bad URL is a ValueError)."""
+    if config.redis_url is None and config.snapshot_path:
+        return JournaledStore(config.snapshot_path, config.fsync, chunk_size=config.bulk_chunk_records,
+                              queue_records=config.bulk_queue_records)
     if config.redis_url is None:
         return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records)
     from .stores.redis import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
@@ -118,6 +127,23 @@ def _seed_store(store, config, snapshot_lock, started):
                     "if it is empty then", initial[0], error)
         return initial
     return None
+
+
+def _recover(store, config, snapshot_lock, started):
+    """A journaled store's start: the snapshot (else GROWTH_PRELOAD), then the journal after it."""
+    first_segment = 0
+    if os.path.exists(snapshot_lock.path):
+        records, first_segment = load_snapshot(snapshot_lock.path)
+        _submit_initial_data(store, f"snapshot {snapshot_lock.path}", records, started)
+    elif config.preload_path:
+        _submit_initial_data(store, *_preload(config.preload_path), started)
+    replay_started = time.perf_counter()
+    recovered = store.recover(first_segment)
+    if recovered.segments:
+        segments = "-".join(map(str, dict.fromkeys([recovered.segments[0], recovered.segments[-1]])))
+        log.info("replayed %d journal records of %s%s%s in %.0f ms; %d bulk loads queued again", recovered.records,
+                 snapshot_lock.path, SEGMENT_INFIX, segments, (time.perf_counter() - replay_started) * 1000,
+                 len(recovered.queued))
 
 
 def _read_initial_data(config, snapshot_lock):

@@ -11,6 +11,7 @@ import time
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from .journal import FSYNC_BUCKETS
 from .stores.base import StoreUnavailable
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -61,14 +62,13 @@ class Metrics:
         latency = HistogramMetricFamily("growth_http_request_duration_seconds", "Time to answer a request, by route",
                                         labels=["route"])
         for route, histogram in sorted(self._latency.items()):
-            cumulative, buckets = 0, []
-            for bound, count in zip([*map(str, LATENCY_BUCKETS), "+Inf"], histogram[:-1]):
-                cumulative += count
-                buckets.append((bound, cumulative))
-            latency.add_metric([route], buckets, histogram[-1])
+            latency.add_metric([route], _cumulative(LATENCY_BUCKETS, histogram), histogram[-1])
         yield latency
-        yield GaugeMetricFamily("growth_writes_refused", "1 while writes are refused after a failed snapshot",
+        yield GaugeMetricFamily("growth_writes_refused", "1 while writes are refused after a failed snapshot or journal write",
                                 value=0 if self._store.writes_refused() is None else 1)
+        journal = getattr(self._store, "journal", None)  # a JournaledStore's
+        if journal is not None:
+            yield from _journal_metrics(journal)
         snapshots = self._store.snapshot_status()
         if snapshots is not None and snapshots["last snapshot"] is not None:
             yield GaugeMetricFamily("growth_snapshot_last_success_timestamp_seconds",
@@ -90,3 +90,28 @@ class Metrics:
                                   value=status.records_applied)
         yield GaugeMetricFamily("growth_bulk_records_waiting", "Records accepted by bulk loads and not yet "
                                 "applied (GROWTH_BULK_QUEUE_RECORDS bounds them)", value=status.records_waiting)
+
+
+def _cumulative(bounds, histogram):
+    """Prometheus's buckets from counts by bucket (the last one past every bound; the sum after them)."""
+    cumulative, buckets = 0, []
+    for bound, count in zip([*map(str, bounds), "+Inf"], histogram[:-1]):
+        cumulative += count
+        buckets.append((bound, cumulative))
+    return buckets
+
+
+def _journal_metrics(journal):
+    yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk", value=journal.bytes)
+    yield CounterMetricFamily("growth_journal_records", "Records appended to the journal since start",
+                              value=journal.records)
+    fsyncs = HistogramMetricFamily("growth_journal_fsync_duration_seconds", "Time of each fsync of the journal")
+    fsyncs.add_metric([], _cumulative(FSYNC_BUCKETS, journal.fsync_histogram), journal.fsync_histogram[-1])
+    yield fsyncs
+    if journal.last_error is not None:
+        at, error = journal.last_error
+        last = GaugeMetricFamily("growth_journal_last_error_timestamp_seconds",
+                                 "Unix time of the last journal write or fsync that failed, with its error",
+                                 labels=["error"])
+        last.add_metric([error], at)
+        yield last

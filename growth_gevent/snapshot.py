@@ -245,9 +245,12 @@ class Snapshotter:
         self._saving = Semaphore()
         self._stopping = Event()
         self._wakeup = Event()  # set by stop() and by a journal failure
+        self._journal_failed = False  # since the last snapshot written: try again every JOURNAL_RETRY_SECONDS
         self._journaled = isinstance(store, JournaledStore)
         if self._journaled:
-            store.on_journal_failure = self._wakeup.set
+            store.on_journal_failure = self._retry_soon
+            if store.needs_snapshot():  # what was replayed is not in the snapshot yet
+                self._saved_changes = None
         self._greenlet = None
         self._failures = 0  # failed attempts since the last snapshot written
         self._logged_failure = (None, 0.0)  # the error last logged, and when (monotonic)
@@ -288,6 +291,7 @@ class Snapshotter:
                     log.warning("journal segments before %d not removed (tried again at the next snapshot): %s",
                                 segment, removed)
             self._saved_changes = changes
+            self._journal_failed = False
             self._store.snapshot_succeeded(time.time())
             milliseconds = (time.perf_counter() - started) * 1000
             if self._failures:
@@ -308,10 +312,13 @@ class Snapshotter:
             self._greenlet.join()
         self.save_if_changed(last=True)
 
+    def _retry_soon(self):
+        self._journal_failed = True
+        self._wakeup.set()
+
     def _run(self):
         while True:
-            journal_failed = self._journaled and self._store.journal.failure is not None
-            self._wakeup.wait(JOURNAL_RETRY_SECONDS if journal_failed else self._interval)
+            self._wakeup.wait(JOURNAL_RETRY_SECONDS if self._journal_failed else self._interval)
             self._wakeup.clear()
             if self._stopping.is_set():
                 return
@@ -330,16 +337,16 @@ class Snapshotter:
         if not last and str(error) == logged_error and now - logged_at < FAILURE_LOG_SECONDS:
             return
         self._logged_failure = (str(error), now)
+        retry = JOURNAL_RETRY_SECONDS if self._journal_failed else self._interval
         if last and self._journaled:
             consequence = "the changes since the last snapshot written are in the journal, replayed at the next start"
         elif last:
             consequence = "the changes since the last snapshot written are lost"
         elif self._stop_writes_on_error:
-            consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {self._interval:g} s"
+            consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {retry:g} s"
         else:
             consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and will be "
-                           f"lost if the process stops before a snapshot succeeds; trying again every "
-                           f"{self._interval:g} s")
+                           f"lost if the process stops before a snapshot succeeds; trying again every {retry:g} s")
         # A bug (not an OSError of the disk) gets its traceback.
         log.error("%s to %s failed (%d in a row): %s; %s", "last snapshot" if last else "snapshot", self._path,
                   self._failures, error, consequence, exc_info=not isinstance(error, OSError))

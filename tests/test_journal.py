@@ -3,6 +3,7 @@
 import errno
 import logging
 import os
+import pathlib
 import threading
 
 import gevent
@@ -98,9 +99,8 @@ def test_a_torn_last_record_is_dropped_with_a_warning_and_what_comes_before_is_k
     store.put(("A", "B", 2), 2)
     store.close()
     segment = segment_path(path, 1)
-    whole = open(segment, "rb").read()
-    with open(segment, "wb") as torn:
-        torn.write(whole[:-3])
+    whole = pathlib.Path(segment).read_bytes()
+    pathlib.Path(segment).write_bytes(whole[:-3])
     with caplog.at_level(logging.WARNING):
         assert opened(path).copy() == {"A": {"B": {1: 1}}}
     assert f"{segment} ends in a torn record at byte {len(whole) - len(put_record(('A', 'B', 2), 2))}" in caplog.text
@@ -121,14 +121,14 @@ def test_a_damaged_record_before_the_last_stops_recovery_and_leaves_the_files_un
     for year in range(3):
         store.put(("A", "B", year), year)
     store.close()
-    segment = segment_path(path, 1)
-    data = bytearray(open(segment, "rb").read())
+    segment = pathlib.Path(segment_path(path, 1))
+    data = bytearray(segment.read_bytes())
     data[len(data) - 2 * len(put_record(KEY, 1)) + 10] ^= 1  # in the middle record
-    open(segment, "wb").write(data)
+    segment.write_bytes(data)
     with pytest.raises(JournalDamaged, match=f"{segment} is damaged: a record whose checksum does not match at "
                                              "byte .*, with data after it"):
         opened(path)
-    assert open(segment, "rb").read() == data
+    assert segment.read_bytes() == data
     assert segment_numbers(path) == [1]
 
 

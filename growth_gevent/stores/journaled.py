@@ -43,6 +43,8 @@ class JournaledStore(MemoryStore):
             self._queue(job)
         number = max([first_segment - 1, 0, *segment_numbers(self.journal.snapshot_path)]) + 1
         self.journal.start(number, self._header(number))
+        if not recovered.segments:
+            self._covered = number  # the snapshot loaded holds everything
         return recovered
 
     def put(self, key, value):
@@ -83,9 +85,14 @@ class JournaledStore(MemoryStore):
         self._snapshot_segment, batch = self.journal.rotate(self._header)
         return countries, self._snapshot_segment, batch
 
+    def needs_snapshot(self):
+        """Segments of the log are left from before this process: a snapshot would make them needless."""
+        return self._covered is None
+
     def snapshot_succeeded(self, at):
         super().snapshot_succeeded(at)
-        self._covered = self._snapshot_segment
+        if self._snapshot_segment is not None:
+            self._covered, self._snapshot_segment = self._snapshot_segment, None
 
     def close(self):
         super().close()
