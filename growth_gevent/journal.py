@@ -5,11 +5,15 @@ does not hold (its ``"journal"`` field), so recovery loads the snapshot and repl
 that one on. Each record is framed ``[u32 length][u32 crc32][payload]`` (little-endian), the payload a
 compact JSON array:
 
-    ["segment", N, next_job, [[job, offset, records], ...]]   first in every segment: the bulk jobs queued
+    ["segment", N, next_job, [[job, offset], ...]] + records   first in every segment: the jobs queued
     ["put", country, indicator, year, value]
     ["del", country, indicator, year]
-    ["bulk", job, offset, [[[country, indicator, year], value], ...]]   a bulk job as accepted
+    ["bulk", job, offset] + records   a bulk job as accepted
     ["applied", job, through]   the job's records before ``through`` are applied, here in the order
+
+``+ records``: a newline, then the records (``[((country, indicator, year), value), ...]``, a list of
+them for each job of a header) in Python's ``marshal`` format, which writes them five times faster than
+JSON. The payload is checked by its CRC before it is read: marshal never reads what was not written.
 
 A bulk job is applied lazily, after later writes may have been: its markers put its chunks where they
 were applied, so that replay reaches the state the store had. A segment's header lists the jobs still
@@ -27,6 +31,7 @@ pool and wakes every waiter of it; records appended meanwhile make the next batc
 
 import dataclasses
 import logging
+import marshal
 import os
 import re
 import struct
@@ -73,9 +78,14 @@ def delete_record(key):
     return frame(_dumps(("del", *key)))
 
 
+def _with_records(head, records):
+    # The records as they are, in one C call: marshal writes 42,450 records in 5 ms, ujson in 20-27 ms, which
+    # a bulk POST's 202 would wait for.
+    return frame(_dumps(head) + b"\n" + marshal.dumps(records))
+
+
 def bulk_record(job, offset, records):
-    # One C call for the whole job: the records as they are, ((country, indicator, year), value).
-    return frame(b'["bulk",%d,%d,%s]' % (job, offset, _dumps(records)))
+    return _with_records(("bulk", job, offset), records)
 
 
 def applied_record(job, through):
@@ -84,7 +94,7 @@ def applied_record(job, through):
 
 def segment_record(number, next_job, jobs):
     """``jobs``: ``[(job, offset, records), ...]``, the bulk jobs queued as the segment begins."""
-    return frame(_dumps(("segment", number, next_job, jobs)))
+    return _with_records(("segment", number, next_job, [job[:2] for job in jobs]), [job[2] for job in jobs])
 
 
 def segment_path(snapshot_path, number):
@@ -209,18 +219,22 @@ def replay(snapshot_path, first, store):
 def _parsed(payload):
     """A payload as ``(kind, ...)`` with keys as tuples and jobs as :class:`QueuedJob`; ValueError or
     TypeError for one that growth-gevent would not have written."""
-    record = ujson.loads(payload)
+    head, _, records = payload.partition(b"\n")
+    record = ujson.loads(head)
     kind = record[0]
     if kind == "put" and len(record) == 5:
         return kind, _key(record[1:4]), _number(record[4])
     if kind == "del" and len(record) == 4:
         return kind, _key(record[1:4]), None
-    if kind == "bulk" and len(record) == 4:
-        return kind, _job(record[1:])
+    if kind == "bulk" and len(record) == 3:
+        return kind, _job(*record[1:], marshal.loads(records))
     if kind == "applied" and len(record) == 3 and type(record[1]) is int and type(record[2]) is int:
         return kind, record[1], record[2]
     if kind == "segment" and len(record) == 4 and type(record[1]) is int and type(record[2]) is int:
-        return kind, record[1], record[2], [_job(job) for job in record[3]]
+        jobs = marshal.loads(records)
+        if len(jobs) != len(record[3]):
+            raise ValueError("a segment header whose jobs do not match their records")
+        return kind, record[1], record[2], [_job(*job, rows) for job, rows in zip(record[3], jobs)]
     raise ValueError(f"an unknown record {payload[:40]!r}")
 
 
@@ -237,8 +251,7 @@ def _number(value):
     return value
 
 
-def _job(fields):
-    job, offset, rows = fields
+def _job(job, offset, rows):
     if type(job) is not int or type(offset) is not int:
         raise ValueError("a bulk job without its number and offset")
     return QueuedJob(job, offset, [(_key(key), _number(value)) for key, value in rows], offset)
