@@ -13,8 +13,9 @@ from .config import Config, ConfigError
 from .lifecycle import serve
 from .logs import configure_logging
 from .records import InvalidRecord, parse_records
+from .replay import JournalDamaged
 from .server import listen, make_server
-from .journal import SEGMENT_INFIX, JournalDamaged
+from .journal import SEGMENT_INFIX
 from .snapshot import SnapshotError, SnapshotLock, Snapshotter, load_snapshot, read_snapshot
 from .stores.base import StoreUnavailable
 from .stores.journaled import JournaledStore

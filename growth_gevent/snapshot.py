@@ -345,8 +345,10 @@ class Snapshotter:
         elif self._stop_writes_on_error:
             consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {retry:g} s"
         else:
-            consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and will be "
-                           f"lost if the process stops before a snapshot succeeds; trying again every {retry:g} s")
+            kept = ("are kept in the journal, which grows until" if self._journaled
+                    else "will be lost if the process stops before")
+            consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and {kept} a "
+                           f"snapshot succeeds; trying again every {retry:g} s")
         # A bug (not an OSError of the disk) gets its traceback.
         log.error("%s to %s failed (%d in a row): %s; %s", "last snapshot" if last else "snapshot", self._path,
                   self._failures, error, consequence, exc_info=not isinstance(error, OSError))
