@@ -1,5 +1,5 @@
 """Reading a JSON request body: media type, size limit, the process's body budget, chunked uploads,
-strict parsing; and bulk bodies, parsed one at a time."""
+strict parsing; and bulk bodies, JSON or CSV, parsed one at a time."""
 
 import contextlib
 import gc
@@ -8,7 +8,8 @@ import json
 import falcon
 from gevent.lock import Semaphore
 
-from .bulk import let_io_run
+from . import csv_format
+from .loop import let_io_run
 from .records import parse_records
 from .responses import RETRY_AFTER_SECONDS
 
@@ -20,6 +21,7 @@ PARSE_WAIT_SECONDS = 2.0
 # is room for extra fields and separators inside names. Every JSON value but the first follows one of
 # them, so counting them bounds the objects a parse can make, before parsing.
 SEPARATORS_PER_RECORD = 16
+BULK_MEDIA_TYPES = (falcon.MEDIA_JSON, csv_format.MEDIA_TYPE)
 
 # The standard library's C decoder is strict where ujson is not (`01`, `1.`, `-`, raw control
 # characters in strings) and as fast on bulk bodies; it shares repeated keys, so a parse takes ~25 %
@@ -81,17 +83,21 @@ class BulkParser:
         self._wait_seconds = wait_seconds
         self._slot = Semaphore()
 
-    def parse(self, body, check_room):
-        """``[(key, value), ...]`` of a bulk body, or a typed falcon error (413, 400, 503), or InvalidRecord.
+    def parse(self, body, check_room, media_type=falcon.MEDIA_JSON):
+        """``[(key, value), ...]`` of a bulk body of ``media_type`` (one of BULK_MEDIA_TYPES), or a typed
+        falcon error (413, 400, 503), or InvalidRecord.
 
         ``check_room(records)`` is called, once it is this body's turn, with the most records it can hold
-        (its JSON objects), and raises to refuse it unparsed: under a flood of posts to a full queue, a
-        refusal then costs a count of bytes instead of a parse.
+        (its JSON objects, or its CSV lines after the header), and raises to refuse it unparsed: under a
+        flood of posts to a full queue, a refusal then costs a count of bytes instead of a parse.
         """
-        records_at_most = self._check_size(body)
+        is_csv = media_type == csv_format.MEDIA_TYPE
+        records_at_most = self._check_size(body, is_csv)
         with self.slot():
             check_room(records_at_most)
             with gc_paused():
+                if is_csv:
+                    return parse_csv(body)
                 return parse_records(parse_json(body), pause=let_io_run)
 
     @contextlib.contextmanager
@@ -105,19 +111,25 @@ class BulkParser:
         finally:
             self._slot.release()
 
-    def _check_size(self, body):
-        """The JSON objects in ``body``; a 413 when there are more than its records could need."""
-        # Each record is an object, and every value follows a separator: ~1 ms per MB, at C speed.
-        objects = body.count(b"{")
-        if objects > self._max_records:
+    def _check_size(self, body, is_csv):
+        """The most records ``body`` can hold; a 413 when that, or its separators, are more than
+        ``max_records`` records could need."""
+        if is_csv:
+            records, separators = csv_format.rows_at_most(body)
+            holds, separators_kind = "lines after its header", "CSV separators (commas and line breaks)"
+        else:
+            # Each record is an object, and every value follows a separator: ~1 ms per MB, at C speed.
+            records = body.count(b"{")
+            separators = records + body.count(b",") + body.count(b":") + body.count(b"[")
+            holds, separators_kind = "JSON objects", "JSON separators"
+        if records > self._max_records:
             raise falcon.HTTPContentTooLarge(description=f"a bulk load holds at most {self._max_records} records; "
-                                                         f"this body has {objects} JSON objects")
-        separators = objects + body.count(b",") + body.count(b":") + body.count(b"[")
+                                                         f"this body has {records} {holds}")
         most = self._max_records * SEPARATORS_PER_RECORD
         if separators > most:
-            raise falcon.HTTPContentTooLarge(description=f"request body has {separators} JSON separators; "
+            raise falcon.HTTPContentTooLarge(description=f"request body has {separators} {separators_kind}; "
                                                          f"{self._max_records} records need at most {most}")
-        return objects
+        return records
 
 
 def read_json(req, max_bytes, reservation):
@@ -125,22 +137,24 @@ def read_json(req, max_bytes, reservation):
     return parse_json(read_body(req, max_bytes, reservation))
 
 
-def read_body(req, max_bytes, reservation):
-    """The raw bytes of a JSON request body, reserved in ``reservation`` before they are read; or a
-    typed falcon error (415, 413, 503, 400)."""
-    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
-    if media_type != falcon.MEDIA_JSON:
-        raise falcon.HTTPUnsupportedMediaType(description="Content-Type must be application/json")
+def read_body(req, max_bytes, reservation, accepted=(falcon.MEDIA_JSON,)):
+    """The raw bytes of a request body of a media type in ``accepted``, reserved in ``reservation``
+    before they are read; or a typed falcon error (415, 413, 503, 400)."""
+    request_media_type(req, accepted)
     return _read_bounded(req.stream, req.content_length, max_bytes, reservation)
+
+
+def request_media_type(req, accepted):
+    """The media type of ``req``'s body, lower-case and without parameters; a 415 unless in ``accepted``."""
+    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
+    if media_type not in accepted:
+        raise falcon.HTTPUnsupportedMediaType(description=f"Content-Type must be {' or '.join(accepted)}")
+    return media_type
 
 
 def parse_json(body):
     """The document a UTF-8 JSON body holds, or a 400 saying why it is not one."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise falcon.HTTPBadRequest(description=f"request body is not UTF-8: {error.reason} at byte "
-                                                f"{error.start}") from None
+    text = _decode_utf8(body)
     try:
         return _decode(text)
     except ValueError as error:
@@ -149,6 +163,25 @@ def parse_json(body):
         raise falcon.HTTPBadRequest(description=f"request body is not valid JSON: {error}") from None
     except RecursionError:
         raise falcon.HTTPBadRequest(description="request body is not valid JSON: nested too deeply") from None
+
+
+def parse_csv(body):
+    """The records of a UTF-8 CSV bulk body (csv_format.parse_records), or a 400 saying why it is not CSV."""
+    text = _decode_utf8(body)
+    if not text.strip():
+        raise falcon.HTTPBadRequest(description="request body is empty")
+    try:
+        return csv_format.parse_records(text, pause=let_io_run)
+    except csv_format.InvalidCSV as error:
+        raise falcon.HTTPBadRequest(description=str(error)) from None
+
+
+def _decode_utf8(body):
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise falcon.HTTPBadRequest(description=f"request body is not UTF-8: {error.reason} at byte "
+                                                f"{error.start}") from None
 
 
 @contextlib.contextmanager

@@ -20,9 +20,10 @@ were applied, so that replay reaches the state the store had. A segment's header
 queued when it began, with the records they had left (``offset``: how many were applied before), so
 that the segments before it are not needed once a snapshot holds what they did.
 
-growth_gevent.replay reads it back. Writes are group-committed: :meth:`Journal.append` adds a record to the pending batch without
-yielding; one flusher greenlet writes the batch (and fsyncs it, by the policy) in gevent's thread
-pool and wakes every waiter of it; records appended meanwhile make the next batch.
+growth_gevent.replay reads it back. Writes are group-committed: :meth:`Journal.append` adds a record to
+the pending batch without yielding; one flusher greenlet writes the batch (and fsyncs it, by the
+policy) in gevent's thread pool and wakes every waiter of it; records appended meanwhile make the next
+batch.
 """
 
 import logging
@@ -136,7 +137,8 @@ class _Rotation:
 class Journal:
     """Appends records to the current segment, in batches, by the fsync ``policy``.
 
-    ``on_written()`` is called, without yielding, after each batch written. ``on_failure(error, undo)`` is called, without yielding, when a batch cannot be written: ``undo``
+    ``on_written()`` is called, without yielding, after each batch written. ``on_failure(error, undo)``
+    is called, without yielding, when a batch cannot be written: ``undo``
     lists the undo entries of every record not yet written (that batch's and those appended since),
     oldest first; their waiters then raise :class:`JournalFailed`. Until a segment starts again
     (:meth:`rotate`), records appended are dropped: the store refuses writes meanwhile.

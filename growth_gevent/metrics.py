@@ -64,7 +64,8 @@ class Metrics:
         for route, histogram in sorted(self._latency.items()):
             latency.add_metric([route], _cumulative(LATENCY_BUCKETS, histogram), histogram[-1])
         yield latency
-        yield GaugeMetricFamily("growth_writes_refused", "1 while writes are refused after a failed snapshot or journal write",
+        yield GaugeMetricFamily("growth_writes_refused",
+                                "1 while writes are refused after a failed snapshot or journal write",
                                 value=0 if self._store.writes_refused() is None else 1)
         journal = getattr(self._store, "journal", None)  # a JournaledStore's
         if journal is not None:
@@ -95,7 +96,7 @@ class Metrics:
 def _cumulative(bounds, histogram):
     """Prometheus's buckets from counts by bucket (the last one past every bound; the sum after them)."""
     cumulative, buckets = 0, []
-    for bound, count in zip([*map(str, bounds), "+Inf"], histogram[:-1]):
+    for bound, count in zip([*map(str, bounds), "+Inf"], histogram[:-1], strict=True):
         cumulative += count
         buckets.append((bound, cumulative))
     return buckets

@@ -100,7 +100,7 @@ def replay(snapshot_path, first, store):
                         "never acknowledged", path, torn)
     recovered = Recovered(numbers, [], 1)
     jobs = {}
-    for number, records in zip(numbers, segments):
+    for number, records in zip(numbers, segments, strict=True):
         for record in records:
             recovered.records += 1
             kind = record[0]
@@ -148,7 +148,7 @@ def _parsed(payload):
         jobs = marshal.loads(records)
         if len(jobs) != len(record[3]):
             raise ValueError("a segment header whose jobs do not match their records")
-        return kind, record[1], record[2], [_job(*job, rows) for job, rows in zip(record[3], jobs)]
+        return kind, record[1], record[2], [_job(*job, rows) for job, rows in zip(record[3], jobs, strict=True)]
     raise ValueError(f"an unknown record {payload[:40]!r}")
 
 

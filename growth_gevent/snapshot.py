@@ -27,6 +27,7 @@ from gevent.event import Event
 from gevent.lock import Semaphore
 
 from .journal import JournalFailed
+from .logs import ThrottledLog
 from .records import check_name, is_finite_number
 from .stores.journaled import JournaledStore
 
@@ -104,7 +105,8 @@ def write_snapshot(path, items, journal=None):
     try:
         with open(descriptor, "wb") as output:
             output.write(b'{"format":"%s","version":%d,"count":%d,%s"records":['
-                         % (FORMAT.encode(), VERSION, len(items), b'' if journal is None else b'"journal":%d,' % journal))
+                         % (FORMAT.encode(), VERSION, len(items),
+                            b"" if journal is None else b'"journal":%d,' % journal))
             for start in range(0, len(items), ROWS_PER_WRITE):
                 rows = [[c, i, y, v] for (c, i, y), v in items[start:start + ROWS_PER_WRITE]]
                 if start:
@@ -253,7 +255,9 @@ class Snapshotter:
                 self._saved_changes = None
         self._greenlet = None
         self._failures = 0  # failed attempts since the last snapshot written
-        self._logged_failure = (None, 0.0)  # the error last logged, and when (monotonic)
+        # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
+        # 1 s interval a full disk would otherwise write a line a second.
+        self._failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
         store.snapshots_started()
         if os.path.exists(self._path):
             store.snapshot_succeeded(os.path.getmtime(self._path))
@@ -301,7 +305,7 @@ class Snapshotter:
             else:
                 log.info("snapshot written: %d records to %s in %.0f ms", count, self._path, milliseconds)
             self._failures = 0
-            self._logged_failure = (None, 0.0)
+            self._failure_log.reset()
             return True
 
     def stop(self):
@@ -330,18 +334,13 @@ class Snapshotter:
     def _failed(self, error, last):
         self._failures += 1
         self._store.snapshot_failed(str(error), self._stop_writes_on_error)
-        # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
-        # 1 s interval a full disk would otherwise write a line a second. The last one always is.
-        logged_error, logged_at = self._logged_failure
-        now = time.monotonic()
-        if not last and str(error) == logged_error and now - logged_at < FAILURE_LOG_SECONDS:
-            return
-        self._logged_failure = (str(error), now)
         retry = JOURNAL_RETRY_SECONDS if self._journal_failed else self._interval
         if last and self._journaled:
             consequence = "the changes since the last snapshot written are in the journal, replayed at the next start"
+            self._failure_log.reset()  # the last one is always said
         elif last:
             consequence = "the changes since the last snapshot written are lost"
+            self._failure_log.reset()  # the last one is always said
         elif self._stop_writes_on_error:
             consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {retry:g} s"
         else:
@@ -350,5 +349,6 @@ class Snapshotter:
             consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and {kept} a "
                            f"snapshot succeeds; trying again every {retry:g} s")
         # A bug (not an OSError of the disk) gets its traceback.
-        log.error("%s to %s failed (%d in a row): %s; %s", "last snapshot" if last else "snapshot", self._path,
-                  self._failures, error, consequence, exc_info=not isinstance(error, OSError))
+        self._failure_log.log(logging.ERROR, "%s to %s failed (%d in a row): %s; %s",
+                              "last snapshot" if last else "snapshot", self._path, self._failures, error,
+                              consequence, exc_info=not isinstance(error, OSError), key=str(error))

@@ -4,8 +4,11 @@ import contextlib
 import json
 import pathlib
 
+from growth_gevent.cli import open_store
+from growth_gevent.config import Config
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
+from redis_server import open_redis_store
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
@@ -16,10 +19,17 @@ STORES = ["memory", "redis"]
 def make_store(kind, request):
     """A fresh, empty store of ``kind``; small chunks so that even small loads take several."""
     if kind == "memory":
-        return MemoryStore(chunk_size=4)
+        return memory_store(bulk_chunk_records=4)
     server = request.getfixturevalue("redis_server")
     server.flush()
-    return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4)
+    return open_redis_store(server.url, pool_size=8, timeout=2, chunk_size=4)
+
+
+def memory_store(**settings) -> MemoryStore:
+    """An in-memory store made as the service makes it, from ``Config(**settings)``."""
+    store = open_store(Config(**settings))
+    assert isinstance(store, MemoryStore)
+    return store
 
 
 @contextlib.contextmanager

@@ -13,10 +13,11 @@ import time
 
 import pytest
 
-from support import SAMPLE
 from growth_gevent.snapshot import read_snapshot, write_snapshot
+
 from live import start_fails, wait_for
 from redis_server import RedisServer
+from support import SAMPLE
 
 RECORD = "/api/v1/growth/A/B/{}"
 

@@ -7,8 +7,6 @@ import threading
 
 import gevent
 import pytest
-from polling import wait_for
-from recovering import KEY, crashed, opened, records_of
 
 from growth_gevent import journal as journal_module
 from growth_gevent.journal import segment_numbers
@@ -19,6 +17,9 @@ from growth_gevent.snapshot import (
     write_snapshot,
 )
 from growth_gevent.stores.base import WritesRefused
+
+from polling import wait_for
+from recovering import KEY, crashed, opened, records_of
 
 
 @pytest.fixture

@@ -22,11 +22,10 @@ from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import validate
 from schemathesis.config import SchemathesisConfig
 
-from support import STORES, make_store
+from support import STORES, make_store, memory_store
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.resources import ROOT_METHODS
-from growth_gevent.stores.memory import MemoryStore
 
 DOCUMENT_PATH = pathlib.Path(__file__).resolve().parent.parent / "growth_gevent" / "openapi.json"
 DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))
@@ -60,7 +59,7 @@ def _app_operations(app):
 
 @pytest.fixture
 def app():
-    store = MemoryStore()
+    store = memory_store()
     yield create_app(store, Config())
     store.close()
 
@@ -179,7 +178,7 @@ def test_fuzz_conforms_to_the_document(case, fuzzed_store):
 
 RAW_EXAMPLES = 1000
 RAW_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
-LIST_PARAMETERS = ("country", "indicator", "year", "from", "to", "limit", "offset")
+LIST_PARAMETERS = ("country", "indicator", "year", "from", "to", "limit", "offset", "format")
 _LONG_DIGITS = "1" * 4301  # one digit more than Python's int() reads from a string by default
 
 
@@ -276,7 +275,10 @@ _body = st.one_of(
     st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(), _json_value).map(
         lambda value: json.dumps({"value": value})),
     st.sampled_from(["NaN", "1e400", "[1e400]", '{"value": 1e400}', '{"value": NaN}', "[" * 3000, "[] x",
-                     '{"value": ' + _LONG_DIGITS + "}", '"\\ud800"', "\ufeff[]", "x" * (FUZZ_MAX_BODY_BYTES + 1)]),
+                     '{"value": ' + _LONG_DIGITS + "}", '"\\ud800"', "\ufeff[]", "x" * (FUZZ_MAX_BODY_BYTES + 1),
+                     "Country,Indicator,Value,Year\r\nbrz,ngdp_r,1.5,2002\r\n", "Year,Value,Country,Indicator\n1,2,a,b",
+                     'Country,Indicator,Value,Year\r\n"A,B",x,1e400,1\r\n', 'Country,Indicator,Value,Year\r\n"open',
+                     "\ufeffCountry,Indicator,Value,Year\r\nA,B,1,1", "Country,Indicator,Value,Year\r\n" + "," * 3000]),
 ).map(lambda body: body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body)
 _BODIES = {
     "POST": _mostly(st.lists(_valid_record, max_size=4).map(lambda records: json.dumps(records).encode()), _body),
@@ -285,7 +287,8 @@ _BODIES = {
 }
 _json_content_type = st.sampled_from(["application/json", "application/json; charset=utf-8", "APPLICATION/JSON"])
 _content_type = st.one_of(_json_content_type, st.sampled_from(
-    [None, "application/json;", "text/plain", "application/x-www-form-urlencoded", "application/jsonx", ""]))
+    [None, "application/json;", "text/plain", "application/x-www-form-urlencoded", "application/jsonx", "",
+     "text/csv", "text/csv; charset=utf-8"]))
 # Mostly a documented operation (its path filled in, mostly plausible values), sometimes anything at all.
 _operation_request = st.sampled_from(sorted(_document_operations())).flatmap(lambda operation: st.tuples(
     st.just(operation[1]),

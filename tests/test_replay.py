@@ -6,10 +6,11 @@ import pathlib
 
 import gevent
 import pytest
-from recovering import KEY, crashed, opened
 
 from growth_gevent.journal import frame, put_record, segment_numbers, segment_path
 from growth_gevent.replay import JournalDamaged, QueuedJob
+
+from recovering import KEY, crashed, opened
 
 
 @pytest.fixture

@@ -2,8 +2,16 @@
 
 import collections
 
-from ..journal import (Journal, JournalFailed, applied_record, bulk_record, delete_record, put_record, segment_numbers,
-                       segment_record)
+from ..journal import (
+    Journal,
+    JournalFailed,
+    applied_record,
+    bulk_record,
+    delete_record,
+    put_record,
+    segment_numbers,
+    segment_record,
+)
 from ..replay import QueuedJob, replay
 from .base import WritesRefused
 from .memory import MemoryStore

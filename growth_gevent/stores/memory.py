@@ -1,7 +1,6 @@
 """The in-memory store: one process's records in nested dicts, bulk jobs applied by a greenlet."""
 
-from ..bulk import BulkApplier
-from ..config import DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_BULK_QUEUE_RECORDS
+from .applier import BulkApplier
 from .base import BulkQueueFull, Store, WritesRefused
 
 # What a lookup of an absent country or series finds; never written to.
@@ -24,7 +23,9 @@ class MemoryStore(Store):
     acknowledged write must not be one that cannot be saved. Reads go on.
     """
 
-    def __init__(self, chunk_size=DEFAULT_BULK_CHUNK_RECORDS, queue_records=DEFAULT_BULK_QUEUE_RECORDS):
+    def __init__(self, *, chunk_size: int, queue_records: int):
+        """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
+        accepted and not yet applied (GROWTH_BULK_CHUNK_RECORDS and GROWTH_BULK_QUEUE_RECORDS)."""
         self._countries = {}
         self._size = 0
         self._bulk = BulkApplier(self._apply_chunk, chunk_size)

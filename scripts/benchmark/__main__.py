@@ -11,6 +11,7 @@ import time
 from scripts import benchmark
 
 from .data import DATA_3MB, DATA_500KB, DATA_LARGE, ROOT, make_data_files
+from .journal import journal_lines, journal_targets, measure_journal
 from .measure import (
     measure,
     measure_bulk,
@@ -21,7 +22,6 @@ from .measure import (
     measure_snapshots,
     repeated,
 )
-from .journal import journal_lines, journal_targets, measure_journal
 from .procfs import LOAD_CPU, PINNED, on_cpu
 from .report import (
     figure_lines,

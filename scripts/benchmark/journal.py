@@ -55,7 +55,8 @@ def measure_journal(payload, runs, seconds, directory):
                 put = wrk(url(server), CONNECTIONS, seconds, PUT_SCRIPT)
                 figures = {"put_rps": put["rps"], "put_p99_us": put["p99_us"], "errors": put["errors"]}
                 if journaled:
-                    fsyncs, records = (after - first for after, first in zip(journal_counts(server), before))
+                    counts = zip(journal_counts(server), before, strict=True)
+                    fsyncs, records = (after - first for after, first in counts)
                     figures.update(fsyncs_per_second=fsyncs / seconds, writes_per_fsync=records / max(1.0, fsyncs))
                 get = wrk(url(server) + RECORD_PATH, CONNECTIONS, seconds)
                 figures.update(get_rps=get["rps"], errors=figures["errors"] + get["errors"],
@@ -63,13 +64,13 @@ def measure_journal(payload, runs, seconds, directory):
                 runs_of[name].append(figures)
     results = {}
     for name, values in runs_of.items():
-        baseline = runs_of[NO_LOG]
+        pairs = list(zip(values, runs_of[NO_LOG], strict=True))
         results[name] = {key: statistics.median(value[key] for value in values) for key in values[0]}
         results[name].update(
             errors=sum(value["errors"] for value in values),
-            put_ratio=statistics.median(v["put_rps"] / b["put_rps"] for v, b in zip(values, baseline)),
-            get_ratio=statistics.median(v["get_rps"] / b["get_rps"] for v, b in zip(values, baseline)),
-            bulk_202_extra_ms=statistics.median(v["bulk_202_ms"] - b["bulk_202_ms"] for v, b in zip(values, baseline)))
+            put_ratio=statistics.median(v["put_rps"] / b["put_rps"] for v, b in pairs),
+            get_ratio=statistics.median(v["get_rps"] / b["get_rps"] for v, b in pairs),
+            bulk_202_extra_ms=statistics.median(v["bulk_202_ms"] - b["bulk_202_ms"] for v, b in pairs))
     return results
 
 
@@ -95,4 +96,5 @@ def journal_targets(results):
             ("3 MB bulk POST → 202, GROWTH_FSYNC=always", "≤ 30 ms more than no log",
              f"+{always['bulk_202_extra_ms']:.0f} ms", always["bulk_202_extra_ms"] <= 30)]
     return ["| figure | target | measured | met |", "|---|---|---|---|",
-            *[f"| {figure} | {target} | {measured} | {'yes' if met else 'no'} |" for figure, target, measured, met in rows]]
+            *[f"| {figure} | {target} | {measured} | {'yes' if met else 'no'} |"
+              for figure, target, measured, met in rows]]

@@ -1,16 +1,12 @@
-"""Bulk loads: accepted at once, applied in order by one background greenlet, in chunks that yield."""
+"""The in-memory store's bulk loads: accepted at once, applied in order by one background greenlet, in
+chunks that yield."""
 
 import gevent
 from gevent.event import Event
 from gevent.queue import SimpleQueue
 
-from .config import DEFAULT_BULK_CHUNK_RECORDS
-from .stores.base import BulkStatus
-
-# Any positive sleep lets the event loop poll its sockets before the sleeper runs again; sleep(0) only
-# runs greenlets that are runnable already: a client waiting on a socket then waited for the whole of a
-# 300 ms run of work that slept(0) every 10 ms, and 0.5 ms with a positive sleep.
-_LOOP_TURN_SECONDS = 1e-6
+from ..loop import let_io_run
+from .base import BulkStatus
 
 
 class _Job:
@@ -22,11 +18,6 @@ class _Job:
         self.applied = 0
 
 
-def let_io_run():
-    """Yield to the event loop for one turn, sockets included: between slices of long work."""
-    gevent.sleep(_LOOP_TURN_SECONDS)
-
-
 class BulkApplier:
     """Applies accepted jobs with ``apply_chunk(list_of_key_value_pairs)``, oldest first.
 
@@ -34,7 +25,7 @@ class BulkApplier:
     is applied; a chunk of 2,000 records takes well under a millisecond to apply.
     """
 
-    def __init__(self, apply_chunk, chunk_size=DEFAULT_BULK_CHUNK_RECORDS):
+    def __init__(self, apply_chunk, chunk_size):
         self._apply_chunk = apply_chunk
         self._chunk_size = chunk_size
         self._pending = SimpleQueue()
