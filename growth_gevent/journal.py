@@ -26,6 +26,7 @@ policy) in gevent's thread pool and wakes every waiter of it; records appended m
 batch.
 """
 
+import contextlib
 import logging
 import marshal
 import os
@@ -161,7 +162,6 @@ class Journal:
         self._unsynced = False
         self._last_sync = time.monotonic()
         self.failure = None  # why the last batch failed, until a segment starts again
-        self.bytes = 0  # in the segments on disk, all together
         self.records = 0  # appended since start
         self.fsync_histogram = [0] * (len(FSYNC_BUCKETS) + 1) + [0.0]  # counts by bucket, over, sum
         self.last_error = None  # (unix time, message) of the last write or fsync that failed
@@ -169,8 +169,6 @@ class Journal:
 
     def start(self, number, header):
         """Begin segment ``number`` with ``header``, durably, before serving. Blocking."""
-        self.bytes = sum(os.path.getsize(segment_path(self.snapshot_path, n))
-                         for n in segment_numbers(self.snapshot_path) if n != number)
         self._open(number)
         self._write_all(header)
         self._fsync()
@@ -210,14 +208,19 @@ class Journal:
         if batch is not None:
             batch._done.wait()
 
+    def size(self):
+        """Bytes in the segments on disk, all together."""
+        total = 0
+        for number in segment_numbers(self.snapshot_path):
+            with contextlib.suppress(FileNotFoundError):  # removed since the folder was listed
+                total += os.path.getsize(segment_path(self.snapshot_path, number))
+        return total
+
     def remove_before(self, number):
         """Remove the segments before ``number`` (a snapshot holds what they did). Blocking: run in a thread."""
         for old in segment_numbers(self.snapshot_path):
             if old < number:
-                path = segment_path(self.snapshot_path, old)
-                size = os.path.getsize(path)
-                os.unlink(path)
-                self.bytes -= size
+                os.unlink(segment_path(self.snapshot_path, old))
         _fsync_directory(self.snapshot_path)
 
     def close(self, remove=False):
@@ -231,9 +234,7 @@ class Journal:
             os.close(self._descriptor)
             self._descriptor = None
             if remove:
-                path = segment_path(self.snapshot_path, self.number)
-                self.bytes -= os.path.getsize(path)
-                os.unlink(path)
+                os.unlink(segment_path(self.snapshot_path, self.number))
                 _fsync_directory(self.snapshot_path)
 
     def _flush_forever(self):
@@ -292,7 +293,6 @@ class Journal:
             written = os.write(self._descriptor, view)
             view = view[written:]
             self._written += written
-            self.bytes += written
 
     def _fsync(self):
         started = time.perf_counter()
@@ -316,7 +316,6 @@ class Journal:
             os.ftruncate(self._descriptor, self._batch_start)
         except OSError:
             return
-        self.bytes -= self._written - self._batch_start
         self._written = self._batch_start
 
     def _count_fsync(self, seconds):

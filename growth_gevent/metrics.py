@@ -103,7 +103,7 @@ def _cumulative(bounds, histogram):
 
 
 def _journal_metrics(journal):
-    yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk", value=journal.bytes)
+    yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk", value=journal.size())
     yield CounterMetricFamily("growth_journal_records", "Records appended to the journal since start",
                               value=journal.records)
     fsyncs = HistogramMetricFamily("growth_journal_fsync_duration_seconds", "Time of each fsync of the journal")

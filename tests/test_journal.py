@@ -7,9 +7,13 @@ import threading
 
 import gevent
 import pytest
+import webtest
+from test_metrics import samples
 
 from growth_gevent import journal as journal_module
-from growth_gevent.journal import segment_numbers
+from growth_gevent.app import create_app
+from growth_gevent.config import Config
+from growth_gevent.journal import segment_numbers, segment_path
 from growth_gevent.snapshot import (
     SnapshotLock,
     Snapshotter,
@@ -202,3 +206,17 @@ def test_a_graceful_stop_leaves_the_last_snapshot_and_an_empty_log(path):
     store.close()
     assert segment_numbers(path) == []
     assert opened(path).copy() == {"A": {"B": {1: 1}}}
+
+
+def test_metrics_give_the_journal_size_its_records_and_its_fsyncs(path):
+    store = opened(path)
+    client = webtest.TestApp(create_app(store, Config()))
+    snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    for year in range(3):
+        client.put_json(f"/api/v1/growth/A/B/{year}", {"value": year})
+    metrics = samples(client)
+    assert metrics[("growth_journal_records_total", ())] == 3
+    assert metrics[("growth_journal_fsync_duration_seconds_count", ())] == 3  # one client: one per PUT
+    assert metrics[("growth_journal_bytes", ())] == os.path.getsize(segment_path(path, 1))
+    snapshotter.save_if_changed()
+    assert samples(client)[("growth_journal_bytes", ())] == os.path.getsize(segment_path(path, 2))

@@ -1,7 +1,7 @@
 """The journal's cost (issue 17): ``./scripts/bench --journal``.
 
 Three in-memory servers, measured interleaved in each run: no log (no GROWTH_SNAPSHOT), and the journal
-with GROWTH_FSYNC=always and everysec. Rows: PUTs at c=50 (with the fsyncs a second and the writes per
+with GROWTH_FSYNC=always and everysec, each run starting with another. Rows: PUTs at c=50 (with the fsyncs a second and the writes per
 fsync, from /metrics), GETs of one record at c=50, and the time from a 3 MB bulk POST to its 202; each
 as a ratio, or a difference, to the no-log server of the same run.
 """
@@ -48,8 +48,12 @@ def measure_journal(payload, runs, seconds, directory):
             put_record(server)
             load(server, payload)
         runs_of = {name: [] for name in servers}
-        for _ in range(runs):
-            for name, server in servers.items():
+        names = list(servers)
+        for run in range(runs):
+            # Each run starts with another server, so that what follows a row (a bulk load's freeing, the
+            # previous server's last requests) weighs on each alike.
+            for name in names[run % len(names):] + names[:run % len(names)]:
+                server = servers[name]
                 journaled = name != NO_LOG
                 before = journal_counts(server) if journaled else None
                 put = wrk(url(server), CONNECTIONS, seconds, PUT_SCRIPT)
@@ -94,7 +98,7 @@ def journal_targets(results):
             ("GET c=50, GROWTH_FSYNC=always", "within 5 % of no log", f"{always['get_ratio']:.2f} ×",
              abs(always["get_ratio"] - 1) <= 0.05),
             ("3 MB bulk POST → 202, GROWTH_FSYNC=always", "≤ 30 ms more than no log",
-             f"+{always['bulk_202_extra_ms']:.0f} ms", always["bulk_202_extra_ms"] <= 30)]
+             f"{always['bulk_202_extra_ms']:+.0f} ms", always["bulk_202_extra_ms"] <= 30)]
     return ["| figure | target | measured | met |", "|---|---|---|---|",
             *[f"| {figure} | {target} | {measured} | {'yes' if met else 'no'} |"
               for figure, target, measured, met in rows]]
