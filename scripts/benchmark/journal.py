@@ -1,9 +1,9 @@
 """The journal's cost (issue 17): ``./scripts/bench --journal``.
 
-Three in-memory servers, measured interleaved in each run: no log (no GROWTH_SNAPSHOT), and the journal
-with GROWTH_FSYNC=always and everysec, each run starting with another. Rows: PUTs at c=50 (with the fsyncs a second and the writes per
-fsync, from /metrics), GETs of one record at c=50, and the time from a 3 MB bulk POST to its 202; each
-as a ratio, or a difference, to the no-log server of the same run.
+Three in-memory servers, measured interleaved in each run (each run starting with another): no log (no
+GROWTH_SNAPSHOT), and the journal with GROWTH_FSYNC=always and everysec. Rows: PUTs at c=50 (with the
+fsyncs a second and the writes per fsync, from /metrics), GETs of one record at c=50, and the time from
+a 3 MB bulk POST to its 202; each as a ratio, or a difference, to the no-log server of the same run.
 """
 
 import contextlib
