@@ -26,6 +26,7 @@ policy) in gevent's thread pool and wakes every waiter of it; records appended m
 batch.
 """
 
+import collections
 import contextlib
 import logging
 import marshal
@@ -157,7 +158,9 @@ class Journal:
         self._batch_start = 0
         self._pending = []
         self._batch = Batch()
+        self._closed = collections.deque()  # (records, batch) ended by a rotation, to be written first
         self._writing = None  # the batch being written
+        self._file_number = None  # of the segment the flusher writes
         self._wakeup = Event()
         self._unsynced = False
         self._last_sync = time.monotonic()
@@ -195,6 +198,9 @@ class Journal:
         segment too)."""
         self.failure = None
         self.number += 1
+        if self._pending:  # a batch never spans two segments: what fails in the new one fails alone
+            self._closed.append((self._pending, self._batch))
+            self._pending, self._batch = [], Batch()
         self._pending += (_Rotation(self.number), header_of(self.number))
         self._batch.undo.append(None)
         self._batch.sync = True
@@ -204,7 +210,7 @@ class Journal:
 
     def flush(self):
         """Wait until what was appended so far is written (or failed)."""
-        batch = self._batch if self._pending else self._writing
+        batch = self._batch if self._pending else self._closed[-1][1] if self._closed else self._writing
         if batch is not None:
             batch._done.wait()
 
@@ -243,11 +249,13 @@ class Journal:
             timeout = max(0.0, self._last_sync + EVERYSEC_SECONDS - time.monotonic()) if self._unsynced else None
             self._wakeup.wait(timeout)
             self._wakeup.clear()
-            if not self._pending and not self._unsynced:
+            if self._closed:
+                pending, batch = self._closed.popleft()
+            elif self._pending or self._unsynced:
+                pending, batch, self._pending, self._batch = self._pending, self._batch, [], Batch()
+            else:
                 continue
-            pending, self._pending = self._pending, []
-            batch = self._writing = self._batch
-            self._batch = Batch()
+            self._writing = batch
             error, fsyncs = pool.apply(self._write_batch, (pending, batch.sync))
             self._writing = None
             for seconds in fsyncs:
@@ -257,6 +265,8 @@ class Journal:
                 self._on_written()
             else:
                 self._failed(error, batch)
+            if self._closed or self._pending:  # appended before the wake-up was cleared
+                self._wakeup.set()
 
     def _write_batch(self, pending, sync):
         """Write ``pending`` and fsync by the policy: ``(error or None, [seconds of each fsync])``, the
@@ -264,16 +274,11 @@ class Journal:
         fsyncs = []
         self._batch_start = self._written
         try:
-            data = []
-            for item in pending:
-                if type(item) is _Rotation:
-                    self._write_all(b"".join(data))
-                    data = []
-                    fsyncs.append(self._fsync())
-                    self._open(item.number)
-                else:
-                    data.append(item)
-            self._write_all(b"".join(data))
+            if pending and type(pending[0]) is _Rotation:  # a new segment starts the batch
+                fsyncs.append(self._fsync())
+                self._open(pending[0].number)
+                pending = pending[1:]
+            self._write_all(b"".join(pending))
             if pending and (sync or self.policy == ALWAYS):
                 fsyncs.append(self._fsync())
             elif self.policy == EVERYSEC:
@@ -307,6 +312,7 @@ class Journal:
         if self._descriptor is not None:
             os.close(self._descriptor)
         self._descriptor = descriptor
+        self._file_number = number
         self._written = self._batch_start = 0
 
     def _truncate_to_batch_start(self):
@@ -327,15 +333,17 @@ class Journal:
 
     def _failed(self, error, batch):
         """Fail ``batch`` and everything appended since; the store undoes them, newest first."""
-        later, self._batch = self._batch, Batch()
-        self._pending = []
+        later = [*(closed for _, closed in self._closed), self._batch]
+        self._closed.clear()
+        self._pending, self._batch = [], Batch()
+        self.number = self._file_number  # a segment that failed to start is started again, not skipped
         self.failure = str(error)
         self.last_error = (time.time(), str(error))
         log.error("journal write to %s failed: %s; the writes waiting for it are undone and answered 503, and "
                   "writes are refused until a snapshot succeeds", segment_path(self.snapshot_path, self.number), error)
-        self._on_failure(self.failure, batch.undo + later.undo)
-        batch.finish(self.failure)
-        later.finish(self.failure)
+        self._on_failure(self.failure, [entry for each in (batch, *later) for entry in each.undo])
+        for each in (batch, *later):
+            each.finish(self.failure)
 
 
 def _fsync_directory(snapshot_path):

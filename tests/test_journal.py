@@ -13,7 +13,7 @@ from test_metrics import samples
 from growth_gevent import journal as journal_module
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.journal import segment_numbers, segment_path
+from growth_gevent.journal import JournalFailed, segment_numbers, segment_path
 from growth_gevent.snapshot import (
     SnapshotLock,
     Snapshotter,
@@ -220,3 +220,27 @@ def test_metrics_give_the_journal_size_its_records_and_its_fsyncs(path):
     assert metrics[("growth_journal_bytes", ())] == os.path.getsize(segment_path(path, 1))
     snapshotter.save_if_changed()
     assert samples(client)[("growth_journal_bytes", ())] == os.path.getsize(segment_path(path, 2))
+
+
+def test_a_segment_that_cannot_start_fails_alone_and_is_started_again_with_its_number(path, monkeypatch):
+    store = opened(path)
+    snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    real_open = journal_module.os.open
+
+    def no_room_for_segment_2(name, *args):
+        if name == segment_path(path, 2):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_open(name, *args)
+
+    monkeypatch.setattr(journal_module.os, "open", no_room_for_segment_2)
+    written = gevent.spawn(store.put, KEY, 1)
+    gevent.sleep(0)  # the PUT is applied and appended, its batch not yet written
+    with pytest.raises(JournalFailed):
+        snapshotter.save_if_changed()
+    assert written.get() is True  # appended before the new segment: written, and answered
+    with pytest.raises(WritesRefused):
+        store.put(KEY, 2)
+    monkeypatch.setattr(journal_module.os, "open", real_open)
+    assert snapshotter.save_if_changed() is True
+    assert segment_numbers(path) == [2]
+    assert crashed(store) == {"A": {"B": {1: 1}}}
