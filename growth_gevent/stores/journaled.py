@@ -79,8 +79,9 @@ class JournaledStore(MemoryStore):
         job = QueuedJob(self._next_job, 0, records)
         self._next_job += 1
         batch = self.journal.append(bulk_record(job.job, 0, records), job)
-        self._accepted.append((job, batch))
-        self._reserved += len(records)
+        if batch is not None:
+            self._accepted.append((job, batch))
+            self._reserved += len(records)
         self._wait(batch)
         return job.number
 
