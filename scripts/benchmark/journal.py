@@ -11,7 +11,8 @@ import re
 import statistics
 import time
 
-from .runners import wrk
+from .procfs import cpu_seconds
+from .runners import GET_RECORD_SCRIPT, wrk
 from .servers import BULK_PATH, JSON_HEADERS, RECORD_PATH, load, put_record, settle, start, url
 
 NO_LOG, ALWAYS, EVERYSEC = "no log", "GROWTH_FSYNC=always", "GROWTH_FSYNC=everysec"
@@ -25,6 +26,14 @@ def journal_counts(server):
     scrape = server.request("GET", "/metrics")[1].decode()
     return tuple(float(re.search(_COUNTER.format(name), scrape, re.MULTILINE).group(1))
                  for name in ("growth_journal_fsync_duration_seconds_count", "growth_journal_records"))
+
+
+def wrk_with_cpu(server, path, script, seconds):
+    """wrk's figures, with ``cpu_us``: the server's CPU time per request, whatever else loads the machine."""
+    before = cpu_seconds(server.process.pid)
+    result = wrk(url(server) + path, CONNECTIONS, seconds, script)
+    result["cpu_us"] = (cpu_seconds(server.process.pid) - before) / result["requests"] * 1e6
+    return result
 
 
 def bulk_202_ms(server, payload):
@@ -56,14 +65,15 @@ def measure_journal(payload, runs, seconds, directory):
                 server = servers[name]
                 journaled = name != NO_LOG
                 before = journal_counts(server) if journaled else None
-                put = wrk(url(server), CONNECTIONS, seconds, PUT_SCRIPT)
-                figures = {"put_rps": put["rps"], "put_p99_us": put["p99_us"], "errors": put["errors"]}
+                put = wrk_with_cpu(server, "", PUT_SCRIPT, seconds)
+                figures = {"put_rps": put["rps"], "put_p99_us": put["p99_us"], "put_cpu_us": put["cpu_us"],
+                           "errors": put["errors"]}
                 if journaled:
                     counts = zip(journal_counts(server), before, strict=True)
                     fsyncs, records = (after - first for after, first in counts)
                     figures.update(fsyncs_per_second=fsyncs / seconds, writes_per_fsync=records / max(1.0, fsyncs))
-                get = wrk(url(server) + RECORD_PATH, CONNECTIONS, seconds)
-                figures.update(get_rps=get["rps"], errors=figures["errors"] + get["errors"],
+                get = wrk_with_cpu(server, RECORD_PATH, GET_RECORD_SCRIPT, seconds)
+                figures.update(get_rps=get["rps"], get_cpu_us=get["cpu_us"], errors=figures["errors"] + get["errors"],
                                bulk_202_ms=bulk_202_ms(server, payload))
                 runs_of[name].append(figures)
     results = {}
@@ -79,16 +89,18 @@ def measure_journal(payload, runs, seconds, directory):
 
 
 def journal_lines(results):
-    lines = [f"{'server':<24}{'PUT req/s':>10}{'ratio':>7}{'p99 ms':>8}{'GET req/s':>10}{'ratio':>7}"
-             f"{'3 MB 202 ms':>12}{'+ms':>6}{'fsyncs/s':>9}{'writes/fsync':>13}{'errors':>7}"]
+    lines = [f"{'server':<24}{'PUT req/s':>10}{'ratio':>7}{'p99 ms':>8}{'cpu µs':>8}{'GET req/s':>10}{'ratio':>7}"
+             f"{'cpu µs':>8}{'3 MB 202 ms':>12}{'+ms':>6}{'fsyncs/s':>9}{'writes/fsync':>13}{'errors':>7}"]
     for name, r in results.items():
         fsyncs = f"{r['fsyncs_per_second']:>9.0f}{r['writes_per_fsync']:>13.1f}" if "fsyncs_per_second" in r else \
             f"{'—':>9}{'—':>13}"
         lines.append(f"{name:<24}{r['put_rps']:>10.0f}{r['put_ratio']:>7.2f}{r['put_p99_us'] / 1000:>8.1f}"
-                     f"{r['get_rps']:>10.0f}{r['get_ratio']:>7.2f}{r['bulk_202_ms']:>12.0f}"
+                     f"{r['put_cpu_us']:>8.1f}{r['get_rps']:>10.0f}{r['get_ratio']:>7.2f}{r['get_cpu_us']:>8.1f}"
+                     f"{r['bulk_202_ms']:>12.0f}"
                      f"{r['bulk_202_extra_ms']:>6.0f}{fsyncs}{r['errors']:>7.0f}")
     return lines + [f"(PUTs of 1,000 keys and GETs of one record, wrk c={CONNECTIONS}; ratios and +ms against the "
-                    "no-log server in the same run, medians of the runs)"]
+                    "no-log server in the same run, medians of the runs; cpu µs: the server's CPU time per request, "
+                    "which other loads on the machine do not change as they change throughput)"]
 
 
 def journal_targets(results):
