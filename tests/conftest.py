@@ -7,6 +7,7 @@ import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
+
 from fake_redis import FakeRedis
 from live import LiveServer
 from redis_server import RedisServer
