@@ -6,6 +6,7 @@ import re
 import falcon
 
 from . import resources
+from .auth import RequireToken, configured_tokens
 from .body import BodyBudget, BulkParser
 from .metrics import Metrics
 from .records import InvalidRecord
@@ -20,7 +21,9 @@ MAX_UPDATE_BODY_BYTES = 64 * 1024
 
 def create_app(store, config):
     metrics = Metrics(store) if config.metrics else None
-    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[metrics] if metrics else [])
+    tokens = configured_tokens(config)
+    middleware = [m for m in (metrics, RequireToken(tokens) if tokens else None) if m is not None]
+    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)

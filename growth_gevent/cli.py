@@ -9,6 +9,7 @@ import gevent
 import ujson
 
 from .app import create_app
+from .auth import warn_if_open
 from .config import Config, ConfigError
 from .lifecycle import serve
 from .logs import configure_logging
@@ -36,6 +37,7 @@ def main(argv=(), environ=os.environ):
     except ConfigError as error:
         log.error("configuration error: %s", error)
         return 2
+    warn_if_open(config)
     _raise_open_file_limit()
     started = time.perf_counter()
     try:
