@@ -39,7 +39,10 @@ def create_app(store, config):
     max_body_bytes = min(config.max_body_bytes, config.body_buffer_bytes)
     bulk_parser = BulkParser(min(config.bulk_max_records, config.bulk_queue_records))
 
+    # A sink sees every method; \Z, since "$" would also match "/\n" (a path of "/%0A").
+    app.add_sink(resources.root, prefix=re.compile(r"/\Z"))
     app.add_route("/ping", resources.Ping())
+    app.add_route("/ready", resources.Ready(store))
     app.add_route("/openapi.json", resources.OpenAPI())
     if metrics:
         app.add_route("/metrics", metrics)

@@ -8,14 +8,13 @@ import re
 import sys
 from urllib.parse import quote
 
-from gevent.pywsgi import MAX_REQUEST_LINE
-
+from .head import MAX_REQUEST_LINE
 
 _FLOAT_MAX = sys.float_info.max
 _NUMBER_TYPES = (int, float)
 PAUSE_EVERY = 5000
 # A record must be addressable: its URL, both names percent-encoded and a year of up to this many
-# characters, must fit in a request line (pywsgi answers 414 past it), whatever the other name.
+# characters, must fit in a request line (414 past it), whatever the other name.
 YEAR_URL_BYTES = 100
 MAX_NAME_URL_BYTES = (MAX_REQUEST_LINE - len("DELETE /api/v1/growth/// HTTP/1.1\r\n") - YEAR_URL_BYTES) // 2
 # UTF-8 percent-encoded takes at most 12 bytes a character: a name this short fits without encoding it.

@@ -15,6 +15,8 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 LIST_PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "limit", "offset"})
 SERIES_PARAMETERS = frozenset({"from", "to"})
+# The methods the challenge's Go reference routes on a path it does not know: it answers them 400.
+ROOT_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE"})
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
@@ -27,6 +29,20 @@ class Ping:
     def on_get(self, req, resp):
         resp.content_type = falcon.MEDIA_TEXT
         resp.text = "pong"
+
+    on_head = on_get
+
+
+class Ready:
+    """``/ready``: readiness, for a load balancer or a HEALTHCHECK: 200 while the store answers, 503
+    (StoreUnavailable, mapped in app.py) while it cannot be reached. ``/ping`` is liveness only."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def on_get(self, req, resp):
+        self._store.size()  # one round trip on Redis
+        _json(resp, {"msg": "ready"})
 
     on_head = on_get
 
@@ -69,6 +85,15 @@ def _year_range(params, year=None):
         first = year if first is None else max(first, year)
         last = year if last is None else min(last, year)
     return first, last
+
+
+def root(req, resp, **params):
+    """``/``, which is no route of the API: the challenge's own harness wants the Go reference's answer,
+    ``400 {"msg":"error in path"}`` (HEAD too, without the body). The reference answers other methods 404; a
+    POST there it would take as a bulk load, which is only ever meant for ``/api/v1/growth``."""
+    if req.method in ROOT_METHODS:
+        raise falcon.HTTPBadRequest(description="error in path")
+    raise falcon.HTTPNotFound()
 
 
 class OpenAPI:

@@ -10,3 +10,26 @@ RETRY_AFTER_SECONDS = 1
 def message_body(message: str) -> bytes:
     """The JSON body of an error: ``{"msg": message}``, as the challenge answers."""
     return ujson.dumps({"msg": message}, escape_forward_slashes=False).encode()
+
+
+# The answers the HTTP server writes itself, on the socket, where no application runs.
+_STATUS_LINES = {400: "400 Bad Request", 408: "408 Request Timeout", 414: "414 URI Too Long",
+                 431: "431 Request Header Fields Too Large", 500: "500 Internal Server Error",
+                 503: "503 Service Unavailable"}
+
+
+def raw_response(status: int, message: str, headers: bytes = b"") -> bytes:
+    """A whole HTTP/1.1 response with a ``{"msg": message}`` body, that closes the connection."""
+    body = message_body(message)
+    return (b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n%s"
+            b"Content-Length: %d\r\n\r\n%s" % (_STATUS_LINES[status].encode(), headers, len(body), body))
+
+
+def status_line(status: int) -> str:
+    return _STATUS_LINES[status]
+
+
+TOO_MANY_CONNECTIONS = raw_response(503, "too many connections; retry later",
+                                    b"Retry-After: %d\r\n" % RETRY_AFTER_SECONDS)
+# What pywsgi answers itself when the application fails before its response, in our words.
+APPLICATION_ERRORS = {400: "malformed request body", 500: "internal server error"}

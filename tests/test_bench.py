@@ -1,13 +1,14 @@
-"""scripts/bench.py's own parts, so that the bench cannot rot between its runs: what it reads from ab and
+"""The bench's own parts (scripts/benchmark/), so that the bench cannot rot between its runs: what it reads from ab and
 from /proc, and that its tables, projection and targets format every row it measures."""
 
 import subprocess
 import sys
 
 import pytest
-
 from polling import wait_for
-from scripts import bench
+
+from scripts.benchmark import procfs, report, runners, scenarios
+from scripts.benchmark.servers import RECORD_PATH, put_record, url
 
 MISSING_RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/1900"
 AB_SMOKE_REQUESTS, AB_SMOKE_CONCURRENCY = 300, 30
@@ -15,16 +16,16 @@ AB_SMOKE_REQUESTS, AB_SMOKE_CONCURRENCY = 300, 30
 
 @pytest.fixture
 def small_ab(monkeypatch):
-    monkeypatch.setattr(bench, "AB_REQUESTS", AB_SMOKE_REQUESTS)
-    monkeypatch.setattr(bench, "AB_CONCURRENCY", AB_SMOKE_CONCURRENCY)
+    monkeypatch.setattr(runners, "AB_REQUESTS", AB_SMOKE_REQUESTS)
+    monkeypatch.setattr(runners, "AB_CONCURRENCY", AB_SMOKE_CONCURRENCY)
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("path, non_2xx", [(bench.RECORD_PATH, 0), (MISSING_RECORD_PATH, AB_SMOKE_REQUESTS)])
+@pytest.mark.parametrize("path, non_2xx", [(RECORD_PATH, 0), (MISSING_RECORD_PATH, AB_SMOKE_REQUESTS)])
 def test_ab_figures_count_every_request_and_every_answer_not_2xx(servers, small_ab, path, non_2xx):
     server = servers()
-    bench.put_record(server)
-    result = bench.ab(bench.url(server) + path)
+    put_record(server)
+    result = runners.ab(url(server) + path)
     assert result["requests"] == AB_SMOKE_REQUESTS
     assert (result["non_2xx"], result["failed"], result["errors"]) == (non_2xx, 0, non_2xx)
     assert 0 <= result["p50_us"] <= result["p90_us"] <= result["p99_us"] <= result["max_us"]
@@ -61,7 +62,7 @@ def test_cpu_seconds_counts_what_the_children_spend(child):
                               stdout=subprocess.PIPE, text=True)
     try:
         parent.stdout.readline()
-        assert wait_for(lambda: bench.cpu_seconds(parent.pid) >= 0.25, timeout=10, interval=0.02)
+        assert wait_for(lambda: procfs.cpu_seconds(parent.pid) >= 0.25, timeout=10, interval=0.02)
     finally:
         parent.communicate("\n", timeout=10)
 
@@ -72,21 +73,21 @@ def fake_figures(scenario, index):
                "redis_cpu_us": 5.0, "redis_cpu_share": 0.1, "p50_us": 1000.0, "p90_us": 2000.0, "p99_us": 3000.0,
                "max_us": 4000.0, "errors": 0, "non_2xx": 0, "failed": 0}
     figures.update({ratio: 0.9 for ratio, _ in scenario.ratios})  # a row has only the ratios it measures
-    if isinstance(scenario, bench.K6):
+    if isinstance(scenario, scenarios.K6):
         figures.update({"failed_rate": 0.0, "runs_crossed": 0, **{f"http_req_duration {stat}": 1.0
                                                                   for stat in ("med", "p(95)", "p(99)", "max")}})
     return figures
 
 
 def fake_results():
-    scenarios = [*bench.HTTP_SCENARIOS, *bench.BULK_SCENARIOS]
-    measured = {scenario.name: fake_figures(scenario, index) for index, scenario in enumerate(scenarios)}
+    rows = [*scenarios.HTTP_SCENARIOS, *scenarios.BULK_SCENARIOS]
+    measured = {scenario.name: fake_figures(scenario, index) for index, scenario in enumerate(rows)}
     reads = {"p99_us": 3000.0, "max_us": 4000.0, "rps": 900.0, "errors": 0}
     return {
-        "http": {s.name: measured[s.name] for s in scenarios if not isinstance(s, bench.K6)},
-        "k6": {s.name: measured[s.name] for s in scenarios if isinstance(s, bench.K6)},
+        "http": {s.name: measured[s.name] for s in rows if not isinstance(s, scenarios.K6)},
+        "k6": {s.name: measured[s.name] for s in rows if isinstance(s, scenarios.K6)},
         "bulk": {label: {"median_ms": 50.0, "min_ms": 40.0, "max_ms": 60.0, "loads": 5}
-                 for label in (bench.MEMORY, *bench.REDIS)},
+                 for label in (scenarios.MEMORY, *scenarios.REDIS)},
         "reads_during_loads": {**reads, "loads_applied": 10},
         "snapshots": {**reads, "snapshots_written": 5, "snapshot_write_ms_median": 60.0, "snapshot_load_ms": 50.0},
         "rss_after_three_loads_bytes": 60 * 2 ** 20, "flood_seconds": 15,
@@ -99,17 +100,17 @@ def fake_results():
 
 def test_every_measured_row_is_in_the_tables_and_every_target_is_judged():
     results = fake_results()
-    lines = [*bench.http_table(results["http"]), *bench.k6_table(results["k6"], 3), *bench.figure_lines(results)]
+    lines = [*report.http_table(results["http"]), *report.k6_table(results["k6"], 3), *report.figure_lines(results)]
     for name in [*results["http"], *results["k6"]]:
         assert any(line.startswith(name) for line in lines), name
-    targets = bench.targets_table(results)
-    assert len(targets) == 2 + len(bench.TARGETS)
+    targets = report.targets_table(results)
+    assert len(targets) == 2 + len(report.TARGETS)
     assert all(row.endswith(("| yes |", "| no |", "| — |")) for row in targets[2:])
 
 
 def test_the_projection_adds_worker_cores_until_redis_is_full():
     results = fake_results()
-    redis_get = results["http"][f"{bench.REDIS[0]}: {bench.GET_BASELINE}"]
+    redis_get = results["http"][f"{scenarios.REDIS[0]}: {scenarios.GET_BASELINE}"]
     redis_get.update(server_cpu_us=100.0, redis_cpu_us=25.0)  # 10,000 req/s a worker core, Redis full at 40,000
-    line = next(line for line in bench.projection_lines(results) if line.startswith("GET one record (wrk), Redis"))
+    line = next(line for line in report.projection_lines(results) if line.startswith("GET one record (wrk), Redis"))
     assert line.split()[-6:] == ["10000", "20000", "40000", "40000", "4", "cores"]
