@@ -66,7 +66,8 @@ def main(argv=(), environ=os.environ):
 def open_store(config):
     """The in-memory store, or Redis when GROWTH_STORE names one (a bad URL is a ValueError)."""
     if config.redis_url is None:
-        return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records)
+        return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records,
+                           max_records=config.max_records)
     from .stores.redis import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
     store = RedisStore(config.redis_url, config.redis_pool_size, config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,

@@ -26,6 +26,7 @@ DEFAULT_SHUTDOWN_TIMEOUT = 8.0
 DEFAULT_BULK_CHUNK_RECORDS = 2000
 DEFAULT_BULK_MAX_RECORDS = 100_000
 DEFAULT_BULK_QUEUE_RECORDS = 500_000
+DEFAULT_MAX_RECORDS = 500_000
 DEFAULT_SNAPSHOT_INTERVAL = 60.0
 # Below this an idle server would spend its time checking whether anything changed.
 MIN_SNAPSHOT_INTERVAL = 1.0
@@ -178,6 +179,10 @@ SETTINGS = (
     Setting("GROWTH_BULK_QUEUE_RECORDS", "bulk_queue_records", integer(1), DEFAULT_BULK_QUEUE_RECORDS,
             "records accepted but not yet applied, all bulk loads together; past it `503` with "
             "`Retry-After` and nothing queued"),
+    Setting("GROWTH_MAX_RECORDS", "max_records", integer(1), DEFAULT_MAX_RECORDS,
+            "records the store holds at most (as Redis's `maxmemory`, counted in records): a PUT of a new key "
+            "or a bulk load that could pass it is `507` with nothing stored or queued; replacing a record "
+            "still works"),
     Setting("GROWTH_SNAPSHOT", "snapshot_path", text, None,
             "a file to keep the store in across restarts (see [Durability](#durability)); unset: memory only"),
     Setting("GROWTH_SNAPSHOT_INTERVAL", "snapshot_interval", seconds(MIN_SNAPSHOT_INTERVAL),

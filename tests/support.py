@@ -4,6 +4,8 @@ import contextlib
 import json
 import pathlib
 
+import pytest
+
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
 
@@ -11,15 +13,20 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
 WAIT_SECONDS = 10
 STORES = ["memory", "redis"]
+# The contract additions of issue 20 (the record cap, cursor paging) on both stores, the Redis side
+# expected to fail until it lands.
+REDIS_LATER = pytest.mark.xfail(strict=True, reason="Redis side lands from the redis lane")
+STORES_ISSUE_20 = ["memory", pytest.param("redis", marks=REDIS_LATER)]
 
 
-def make_store(kind, request):
-    """A fresh, empty store of ``kind``; small chunks so that even small loads take several."""
+def make_store(kind, request, **options):
+    """A fresh, empty store of ``kind``; small chunks so that even small loads take several. ``options``
+    are more arguments of its constructor (``max_records``)."""
     if kind == "memory":
-        return MemoryStore(chunk_size=4)
+        return MemoryStore(chunk_size=4, **options)
     server = request.getfixturevalue("redis_server")
     server.flush()
-    return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4)
+    return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4, **options)
 
 
 @contextlib.contextmanager

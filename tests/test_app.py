@@ -11,7 +11,7 @@ import webtest
 from gevent.event import Event
 
 from redis_server import RedisServer
-from support import load, post_records
+from support import STORES_ISSUE_20, load, make_store, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
@@ -469,6 +469,40 @@ class TestBulkBounds:
         client, _ = memory_client(max_body_bytes=1000, body_buffer_bytes=100)
         response = client.post("/api/v1/growth", b"[" + b" " * 100 + b"]", content_type="application/json", status=413)
         assert response.json == {"msg": "request body is larger than 100 bytes"}
+
+
+@pytest.fixture(params=STORES_ISSUE_20)
+def capped_client(request):
+    """A client on a store of each kind that holds at most 3 records, and the store."""
+    store = make_store(request.param, request, max_records=3)
+    yield webtest.TestApp(create_app(store, Config(max_records=3))), store
+    store.close()
+
+
+class TestRecordCap:
+    FULL = "the store is full: it holds at most 3 records, 3 are stored or waiting to be applied and this write "
+
+    def test_a_put_of_a_new_key_past_the_cap_is_507_and_replacing_still_works(self, capped_client):
+        client, store = capped_client
+        load(client, store, records(3))
+        response = client.put_json("/api/v1/growth/C/D/1", {"value": 1.5}, status=507)
+        assert response.json == {"msg": self.FULL + "adds up to 1; replacing a stored record still works"}
+        assert client.get("/api/v1/growth/C/D/1", status=404)
+        assert client.put_json("/api/v1/growth/A/B/1", {"value": 7}, status=200).json["Value"] == 7
+        assert client.get("/api/v1/growth/size").json == {"size": 3}
+
+    def test_a_bulk_post_that_could_pass_the_cap_is_507_and_queues_nothing(self, capped_client):
+        client, store = capped_client
+        load(client, store, records(3))
+        response = post_records(client, records(1), status=507)
+        assert response.json == {"msg": self.FULL + "adds up to 1; replacing a stored record still works"}
+        assert store.bulk_status().jobs_accepted == 1
+
+    def test_a_bulk_post_larger_than_the_cap_alone_is_413(self, capped_client):
+        client, store = capped_client
+        response = post_records(client, records(4), status=413)
+        assert response.json == {"msg": "a bulk load holds at most 3 records; this body has 4 JSON objects"}
+        assert store.bulk_status().jobs_accepted == 0
 
 
 class BlockingInput:

@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS
-from growth_gevent.stores.base import BulkQueueFull, WritesRefused
+from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
+from growth_gevent.stores.base import BulkQueueFull, StoreFull, WritesRefused
 from growth_gevent.stores.memory import MemoryStore
-from support import applier_paused
+from support import STORES_ISSUE_20, applier_paused, make_store
 
 KEY = ("BRZ", "NGDP_R", 2002)
 WAIT_SECONDS = 10
@@ -180,6 +180,78 @@ def test_the_default_queue_limit_is_the_configured_default():
     with pytest.raises(BulkQueueFull) as refused:
         store.submit_bulk(records(DEFAULT_BULK_QUEUE_RECORDS + 1))
     assert refused.value.limit == DEFAULT_BULK_QUEUE_RECORDS
+
+
+# --- The record cap (max_records) ------------------------------------------------------------------
+
+CAP = 3
+
+
+@pytest.fixture(params=STORES_ISSUE_20)
+def capped(request):
+    """A store of each kind holding at most CAP records."""
+    store = make_store(request.param, request, max_records=CAP)
+    yield store
+    store.close()
+
+
+def fill(store, count=CAP):
+    for year in range(count):
+        store.put(("A", "B", year), year)
+
+
+def test_a_new_key_past_the_cap_is_refused_and_nothing_is_stored(capped):
+    fill(capped)
+    with pytest.raises(StoreFull) as refused:
+        capped.put(("C", "D", 1), 1.0)
+    assert (refused.value.held, refused.value.limit, refused.value.records) == (CAP, CAP, 1)
+    assert str(refused.value) == ("the store is full: it holds at most 3 records, 3 are stored or waiting to be "
+                                  "applied and this write adds up to 1")
+    assert capped.get(("C", "D", 1)) is None
+    assert capped.size() == CAP
+    assert capped.records(country="C") == (0, [])
+    assert capped.records() == (CAP, [(("A", "B", year), year) for year in range(CAP)])
+
+
+def test_replacing_a_stored_record_works_at_the_cap_and_a_delete_makes_room(capped):
+    fill(capped)
+    assert capped.put(("A", "B", 0), 9.5) is False
+    assert capped.get(("A", "B", 0)) == 9.5
+    assert capped.delete(("A", "B", 1)) is True
+    assert capped.put(("C", "D", 1), 1.0) is True
+    assert capped.size() == CAP
+
+
+def test_a_bulk_job_that_could_pass_the_cap_is_refused_and_nothing_is_queued(capped):
+    fill(capped, 1)
+    with applier_paused(capped):
+        capped.submit_bulk(records(1))  # replaces the stored one, but counts as it might not: waiting
+        for refuse in (capped.check_bulk_room, lambda count: capped.submit_bulk(records(count))):
+            with pytest.raises(StoreFull) as refused:
+                refuse(2)
+            assert (refused.value.held, refused.value.limit, refused.value.records) == (2, CAP, 2)
+        assert capped.bulk_status().jobs_accepted == 1
+        capped.check_bulk_room(1)  # exactly at the cap
+        assert capped.submit_bulk([(("C", "D", 1), 1)]) == 2
+    assert capped.wait_idle(WAIT_SECONDS)
+    assert capped.size() == 2
+    capped.check_bulk_room(1)
+
+
+def test_initial_data_is_not_bounded_by_the_cap(capped):
+    assert capped.submit_bulk(records(CAP + 2), initial=True) == 1
+    assert capped.wait_idle(WAIT_SECONDS)
+    assert capped.size() == CAP + 2
+    with pytest.raises(StoreFull):
+        capped.put(("C", "D", 1), 1.0)
+
+
+def test_the_memory_store_caps_at_the_configured_default():
+    store = MemoryStore(queue_records=DEFAULT_MAX_RECORDS + 1)
+    store.check_bulk_room(DEFAULT_MAX_RECORDS)
+    with pytest.raises(StoreFull) as refused:
+        store.check_bulk_room(DEFAULT_MAX_RECORDS + 1)
+    assert refused.value.limit == DEFAULT_MAX_RECORDS
 
 
 class TestWriteGate:

@@ -53,6 +53,19 @@ class BulkQueueFull(Exception):
         self.records = records
 
 
+class StoreFull(Exception):
+    """The store holds its maximum of records (``max_records``): a new key, or a bulk job that could take
+    the records stored and waiting past it (its ``records`` at most), is refused, nothing stored or
+    queued. Replacing a stored record always works; initial data is exempt."""
+
+    def __init__(self, held, limit, records):
+        super().__init__(f"the store is full: it holds at most {limit} records, {held} are stored or waiting "
+                         f"to be applied and this write adds up to {records}")
+        self.held = held
+        self.limit = limit
+        self.records = records
+
+
 class WritesRefused(Exception):
     """The store refuses writes for now (a write it acknowledged could not be made durable); the
     message says why."""
@@ -67,7 +80,9 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def put(self, key, value):
-        """Store ``value``; return True when the key is new, False when a value was replaced."""
+        """Store ``value``; return True when the key is new, False when a value was replaced.
+
+        A key that is not stored raises :class:`StoreFull` when ``size() >= max_records``."""
 
     @abc.abstractmethod
     def delete(self, key):
@@ -95,18 +110,21 @@ class Store(abc.ABC):
         The queue is bounded by the store's ``queue_records``: when the records accepted and not yet
         applied (every job's, every process's), plus these, would exceed it, nothing is queued and
         :class:`BulkQueueFull` is raised with that pending count and the limit. A job larger than the
-        limit alone is refused even by an empty queue; callers keep jobs below it.
+        limit alone is refused even by an empty queue; callers keep jobs below it. When the records
+        stored, plus those waiting, plus these, would exceed ``max_records``, :class:`StoreFull` is raised
+        and nothing is queued.
 
         ``initial``: the records are initial data (a snapshot, GROWTH_PRELOAD), queued only into a
         store that holds no records, has no job pending and was never given initial data, decided in
         one step, so that of processes starting together one loads them, once; else None. Initial
-        data is exempt from the queue's limit (a snapshot may be larger) and from a write refusal.
+        data is exempt from the queue's limit (a snapshot may be larger), from ``max_records`` (logged
+        when it passes it) and from a write refusal.
         """
 
     @abc.abstractmethod
     def check_bulk_room(self, records):
         """Raise now what :meth:`submit_bulk` would raise for a job of ``records`` records
-        (:class:`BulkQueueFull`, :class:`WritesRefused`), so that a body is not parsed only to be
+        (:class:`BulkQueueFull`, :class:`StoreFull`, :class:`WritesRefused`), so that a body is not parsed only to be
         refused; :meth:`submit_bulk` decides again, since the queue may fill in between."""
 
     @abc.abstractmethod

@@ -1,8 +1,16 @@
 """The in-memory store: one process's records in nested dicts, bulk jobs applied by a greenlet."""
 
+import logging
+
 from ..bulk import BulkApplier
-from ..config import DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_BULK_QUEUE_RECORDS
-from .base import BulkQueueFull, Store, WritesRefused
+from ..config import (
+    DEFAULT_BULK_CHUNK_RECORDS,
+    DEFAULT_BULK_QUEUE_RECORDS,
+    DEFAULT_MAX_RECORDS,
+)
+from .base import BulkQueueFull, Store, StoreFull, WritesRefused
+
+log = logging.getLogger("growth_gevent")
 
 # What a lookup of an absent country or series finds; never written to.
 _NOTHING = {}
@@ -24,11 +32,13 @@ class MemoryStore(Store):
     acknowledged write must not be one that cannot be saved. Reads go on.
     """
 
-    def __init__(self, chunk_size=DEFAULT_BULK_CHUNK_RECORDS, queue_records=DEFAULT_BULK_QUEUE_RECORDS):
+    def __init__(self, chunk_size=DEFAULT_BULK_CHUNK_RECORDS, queue_records=DEFAULT_BULK_QUEUE_RECORDS,
+                 max_records=DEFAULT_MAX_RECORDS):
         self._countries = {}
         self._size = 0
         self._bulk = BulkApplier(self._apply_chunk, chunk_size)
         self._queue_records = queue_records
+        self._max_records = max_records
         self._initial_data_taken = False
         self._snapshots = None  # what snapshot_status() answers, once snapshots started
         self._refusal = None  # why writes are refused, or None
@@ -42,6 +52,8 @@ class MemoryStore(Store):
     def put(self, key, value):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
+        if self._size >= self._max_records and self.get(key) is None:
+            raise StoreFull(self._size, self._max_records, 1)
         country, indicator, year = key
         series = self._countries.setdefault(country, {}).setdefault(indicator, {})
         created = year not in series
@@ -111,6 +123,10 @@ class MemoryStore(Store):
             if self._size or not self._bulk.is_idle() or self._initial_data_taken:
                 return None
             self._initial_data_taken = True
+            if len(records) > self._max_records:
+                log.warning("initial data of %d records is more than the store's maximum of %d "
+                            "(GROWTH_MAX_RECORDS): loaded whole; new records are refused until fewer are "
+                            "stored", len(records), self._max_records)
         else:
             self.check_bulk_room(len(records))
         return self._bulk.submit(records)
@@ -121,6 +137,8 @@ class MemoryStore(Store):
         pending = self._bulk.records_waiting()
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
+        if self._size + pending + records > self._max_records:
+            raise StoreFull(self._size + pending, self._max_records, records)
 
     def bulk_status(self):
         return self._bulk.status()
