@@ -61,9 +61,7 @@ class StoreFull(Exception):
     def __init__(self, held, limit, records):
         super().__init__(f"the store is full: it holds at most {limit} records, {held} are stored or waiting "
                          f"to be applied and this write adds up to {records}")
-        self.held = held
-        self.limit = limit
-        self.records = records
+        self.held, self.limit, self.records = held, limit, records
 
 
 class WritesRefused(Exception):
