@@ -95,10 +95,12 @@ class Store(abc.ABC):
         """``[(year, value), ...]`` of one series, by year, ``first <= year <= last`` where given."""
 
     @abc.abstractmethod
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
         """``(total, [(key, value), ...])``: how many records match, and one page of them.
 
-        Records are ordered by country, indicator and year; ``None`` matches everything.
+        Records are ordered by country, indicator (code point order) and year (as a number); ``None``
+        matches everything. ``after``, a key, starts the page strictly after it (``offset`` then counts
+        from there), at about the cost of a first page, however deep; ``total`` still counts every match.
         """
 
     @abc.abstractmethod

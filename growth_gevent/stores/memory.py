@@ -1,5 +1,6 @@
 """The in-memory store: one process's records in nested dicts, bulk jobs applied by a greenlet."""
 
+import bisect
 import logging
 
 from ..bulk import BulkApplier
@@ -85,26 +86,37 @@ class MemoryStore(Store):
         series = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
         return [(year, series[year]) for year in _years_in(series, first, last)]
 
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
         countries = self._countries
         total = 0
         page = []
         # Paging order, which stores/lua/records.lua keeps too: country, indicator (code point order, the
-        # same as Redis's byte order of their UTF-8), then year as a number.
+        # same as Redis's byte order of their UTF-8), then year as a number. ``skip`` counts the records
+        # still to pass over, from ``after`` when given: series before it are counted, not read.
+        skip = offset
+        after_series = None if after is None else after[:2]
         for country_name in sorted(countries) if country is None else [country]:
             indicators = countries.get(country_name, _NOTHING)
             for indicator_name in sorted(indicators) if indicator is None else [indicator]:
                 series = indicators.get(indicator_name)
                 if not series:
                     continue
-                # Whole series are counted, not read, until the page starts.
                 years = None if first is None and last is None else _years_in(series, first, last)
                 count = len(series) if years is None else len(years)
-                if total + count > offset and len(page) < limit:
-                    start = max(0, offset - total)
-                    for year in (sorted(series) if years is None else years)[start:start + limit - len(page)]:
-                        page.append(((country_name, indicator_name, year), series[year]))
                 total += count
+                if len(page) == limit or (after_series is not None and (country_name, indicator_name) < after_series):
+                    continue
+                start = 0
+                if (country_name, indicator_name) == after_series:
+                    years = sorted(series) if years is None else years
+                    start = bisect.bisect_right(years, after[2])
+                if skip >= count - start:
+                    skip -= count - start
+                    continue
+                start += skip
+                skip = 0
+                for year in (sorted(series) if years is None else years)[start:start + limit - len(page)]:
+                    page.append(((country_name, indicator_name, year), series[year]))
         return total, page
 
     def copy(self):
