@@ -8,7 +8,7 @@ import json
 import falcon
 from gevent.lock import Semaphore
 
-from .bulk import let_io_run
+from .loop import let_io_run
 from .records import parse_records
 from .responses import RETRY_AFTER_SECONDS
 

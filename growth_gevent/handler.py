@@ -223,7 +223,10 @@ class GrowthHandler(WSGIHandler):
         if closing and not any(name.lower() == "connection" for name, _ in headers):
             headers = [*headers, ("Connection", "close")]
         write = super().start_response(status, headers, exc_info)
-        if self.close_connection:
+        if not self.close_connection:
+            # How long the connection is kept idle, so that a client closes it before it is closed under it.
+            self.response_headers.append((b"Keep-Alive", self.server.keep_alive_header))
+        else:
             # pywsgi's own flag for "the socket will be closed, do not drain the request body": the
             # lingering close discards it instead, bounded.
             self.wsgi_input._chunked_input_error = True

@@ -44,7 +44,10 @@ def configure_logging(context=None):
 
 class ThrottledLog:
     """Log lines, at most ``lines`` per ``window`` seconds: a burst is said up to the limit, then left out
-    and counted, and the next line said tells how many were, so that the log neither floods nor goes silent."""
+    and counted, and the next line said tells how many were, so that the log neither floods nor goes silent.
+
+    A line whose ``key`` differs from the previous line's (another error) starts a new window, so it is
+    said at once; :meth:`reset` does the same for whatever comes next (after a recovery)."""
 
     def __init__(self, lines, window, logger, clock=time.monotonic):
         self._logger = logger
@@ -53,9 +56,13 @@ class ThrottledLog:
         self._clock = clock
         self._said = collections.deque()  # when each line of the current window was said
         self._left_out = 0
+        self._key = None
 
-    def log(self, level, message, *args, exc_info=False):
+    def log(self, level, message, *args, exc_info=False, key=None):
         now = self._clock()
+        if key != self._key:
+            self._key = key
+            self._said.clear()
         while self._said and now - self._said[0] >= self._window:
             self._said.popleft()
         if len(self._said) >= self._lines:
@@ -67,3 +74,8 @@ class ThrottledLog:
             args += (self._left_out,)
             self._left_out = 0
         self._logger.log(level, message, *args, exc_info=exc_info)
+
+    def reset(self):
+        """Whatever is logged next is said at once."""
+        self._said.clear()
+        self._key = None

@@ -47,6 +47,7 @@ class GrowthServer(WSGIServer):
         self.header_timeout = config.header_timeout
         self.body_timeout = config.body_timeout
         self.keepalive_timeout = config.keepalive_timeout
+        self.keep_alive_header = b"timeout=%d" % config.keepalive_timeout
         self.max_header_bytes = config.max_header_bytes
         self.connections = set()
         self.draining = False

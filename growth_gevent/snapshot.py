@@ -24,6 +24,7 @@ import ujson
 from gevent.event import Event
 from gevent.lock import Semaphore
 
+from .logs import ThrottledLog
 from .records import check_name, is_finite_number
 
 FORMAT = "growth-gevent-snapshot"
@@ -217,7 +218,9 @@ class Snapshotter:
         self._stopping = Event()
         self._greenlet = None
         self._failures = 0  # failed attempts since the last snapshot written
-        self._logged_failure = (None, 0.0)  # the error last logged, and when (monotonic)
+        # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
+        # 1 s interval a full disk would otherwise write a line a second.
+        self._failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
         store.snapshots_started()
         if os.path.exists(self._path):
             store.snapshot_succeeded(os.path.getmtime(self._path))
@@ -249,7 +252,7 @@ class Snapshotter:
             else:
                 log.info("snapshot written: %d records to %s in %.0f ms", count, self._path, milliseconds)
             self._failures = 0
-            self._logged_failure = (None, 0.0)
+            self._failure_log.reset()
             return True
 
     def stop(self):
@@ -269,15 +272,9 @@ class Snapshotter:
     def _failed(self, error, last):
         self._failures += 1
         self._store.snapshot_failed(str(error), self._stop_writes_on_error)
-        # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
-        # 1 s interval a full disk would otherwise write a line a second. The last one always is.
-        logged_error, logged_at = self._logged_failure
-        now = time.monotonic()
-        if not last and str(error) == logged_error and now - logged_at < FAILURE_LOG_SECONDS:
-            return
-        self._logged_failure = (str(error), now)
         if last:
             consequence = "the changes since the last snapshot written are lost"
+            self._failure_log.reset()  # the last one is always said
         elif self._stop_writes_on_error:
             consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {self._interval:g} s"
         else:
@@ -285,5 +282,6 @@ class Snapshotter:
                            f"lost if the process stops before a snapshot succeeds; trying again every "
                            f"{self._interval:g} s")
         # A bug (not an OSError of the disk) gets its traceback.
-        log.error("%s to %s failed (%d in a row): %s; %s", "last snapshot" if last else "snapshot", self._path,
-                  self._failures, error, consequence, exc_info=not isinstance(error, OSError))
+        self._failure_log.log(logging.ERROR, "%s to %s failed (%d in a row): %s; %s",
+                              "last snapshot" if last else "snapshot", self._path, self._failures, error,
+                              consequence, exc_info=not isinstance(error, OSError), key=str(error))

@@ -12,10 +12,10 @@ import sys  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from growth_gevent.cli import open_store  # noqa: E402
 from growth_gevent.config import Config  # noqa: E402
 from growth_gevent.lifecycle import serve  # noqa: E402
 from growth_gevent.server import listen, make_server  # noqa: E402
-from growth_gevent.stores.memory import MemoryStore  # noqa: E402
 
 BODY = b'{"Country":"BRZ","Indicator":"NGDP_R","Value":183.26,"Year":2002}'
 HEADERS = [("Content-Type", "application/json"), ("Content-Length", str(len(BODY)))]
@@ -30,4 +30,4 @@ if __name__ == "__main__":
     import logging
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     config = Config.from_env(os.environ)
-    sys.exit(serve(make_server(fixed_body_app, config, listen(config)), MemoryStore(), config))
+    sys.exit(serve(make_server(fixed_body_app, config, listen(config)), open_store(config), config))

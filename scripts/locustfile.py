@@ -3,7 +3,8 @@
     locust -f scripts/locustfile.py --host http://127.0.0.1:8080 --headless -u 50 -r 10 -t 30s
 
 ReadUpdateUser is the challenge's read/update mix: ping, GET BRZ/NGDP_R/2002, PUT a new value, in equal
-shares, a request a second per user like the k6 script's think time. BulkPostUser, one user whatever -u
+shares, a request a second per user like the k6 script's think time; SLEEP is that think time in seconds,
+as in the k6 scripts (SLEEP=0: a throughput test with the same bounds). BulkPostUser, one user whatever -u
 says, POSTs data/growth-500kb.json and polls /api/v1/growth/post/status until the load is complete; the
 time from the 202 to "complete" is reported as "BULK load applied". It is left out when the file is absent:
 make it with `python scripts/generate_data.py --records 4537 --indent 4 data/growth-500kb.json`, or point FILE at
@@ -36,6 +37,7 @@ POLL_INTERVAL_SECONDS = 0.05
 # (p95, p99) in milliseconds by request method, the same bounds as the k6 scripts' thresholds.
 LATENCY_LIMITS_MS = {"POST": (1000, 2000), "BULK": (5000, 10000)}
 DEFAULT_LATENCY_LIMITS_MS = (100, 250)
+log = logging.getLogger("locustfile")
 
 
 def record_problem(response, expected_status):
@@ -52,7 +54,7 @@ def record_problem(response, expected_status):
 
 
 class ReadUpdateUser(HttpUser):
-    wait_time = constant(1)  # the k6 script's think time: a request a second per user
+    wait_time = constant(float(os.environ.get("SLEEP", "1")))  # the k6 script's think time
 
     def on_start(self):
         # The record must exist before the first GET, or a fresh server answers 404s until a PUT lands.
@@ -134,7 +136,7 @@ class BulkPostUser(HttpUser):
 @events.init.add_listener
 def warn_without_bulk_file(environment, **_kwargs):
     if BulkPostUser.abstract:
-        logging.warning("%s not found: running without BulkPostUser", BULK_FILE)
+        log.warning("%s not found: running without BulkPostUser", BULK_FILE)
 
 
 @events.quitting.add_listener
@@ -144,6 +146,6 @@ def fail_on_slow_requests(environment, **_kwargs):
         p95 = entry.get_response_time_percentile(0.95)
         p99 = entry.get_response_time_percentile(0.99)
         if p95 > p95_limit or p99 > p99_limit:
-            logging.error("%s %s: p95 %s ms, p99 %s ms; limits %s ms and %s ms",
-                          entry.method, entry.name, p95, p99, p95_limit, p99_limit)
+            log.error("%s %s: p95 %s ms, p99 %s ms; limits %s ms and %s ms",
+                      entry.method, entry.name, p95, p99, p95_limit, p99_limit)
             environment.process_exit_code = 1

@@ -6,6 +6,8 @@ import pathlib
 
 import pytest
 
+from growth_gevent.cli import open_store
+from growth_gevent.config import Config
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
 
@@ -21,12 +23,19 @@ STORES_ISSUE_20 = ["memory", pytest.param("redis", marks=REDIS_LATER)]
 
 def make_store(kind, request, **options):
     """A fresh, empty store of ``kind``; small chunks so that even small loads take several. ``options``
-    are more arguments of its constructor (``max_records``)."""
+    are what both take by the same name (``max_records``): settings of the one, arguments of the other."""
     if kind == "memory":
-        return MemoryStore(chunk_size=4, **options)
+        return memory_store(bulk_chunk_records=4, **options)
     server = request.getfixturevalue("redis_server")
     server.flush()
     return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4, **options)
+
+
+def memory_store(**settings) -> MemoryStore:
+    """An in-memory store made as the service makes it, from ``Config(**settings)``."""
+    store = open_store(Config(**settings))
+    assert isinstance(store, MemoryStore)
+    return store
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ import webtest
 from gevent.event import Event
 
 from redis_server import RedisServer
-from support import STORES_ISSUE_20, load, make_store, post_records
+from support import STORES_ISSUE_20, load, make_store, memory_store, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
@@ -463,7 +463,7 @@ class TestCursorPaging:
 def memory_client(**settings):
     """A client on a fresh in-memory store, and the store, for a Config of ``settings``."""
     config = Config(**settings)
-    store = MemoryStore(chunk_size=4, queue_records=config.bulk_queue_records)
+    store = MemoryStore(chunk_size=4, queue_records=config.bulk_queue_records, max_records=config.max_records)
     return webtest.TestApp(create_app(store, config)), store
 
 
@@ -609,7 +609,7 @@ class TestBodyBudget:
 
     @pytest.fixture
     def app(self):
-        store = MemoryStore()
+        store = memory_store()
         yield create_app(store, Config(body_buffer_bytes=len(self.BODY) + 10))
         store.close()
 
@@ -642,7 +642,7 @@ class TestBodyBudget:
         assert call(app, self.BODY)[0] == 202
 
     def test_a_chunked_body_reserves_each_block_before_reading_it(self):
-        store = MemoryStore()
+        store = memory_store()
         app = create_app(store, Config(body_buffer_bytes=100 * 1024))
         held = b"[" + b" " * (50 * 1024) + b"]"
         slow = BlockingInput(held)
@@ -769,7 +769,7 @@ class TestWriteGate:
 
     @pytest.fixture
     def refusing(self):
-        store = MemoryStore()
+        store = memory_store()
         client = webtest.TestApp(create_app(store, Config(snapshot_interval=2.5)))
         client.put_json(RECORD_URL, {"value": 1})
         store.snapshots_started()

@@ -117,3 +117,11 @@ def test_the_projection_adds_worker_cores_until_redis_is_full():
     redis_get.update(server_cpu_us=100.0, redis_cpu_us=25.0)  # 10,000 req/s a worker core, Redis full at 40,000
     line = next(line for line in report.projection_lines(results) if line.startswith("GET one record (wrk), Redis"))
     assert line.split()[-6:] == ["10000", "20000", "40000", "40000", "4", "cores"]
+
+
+def test_the_projection_holds_a_redis_row_that_spent_less_than_a_clock_tick():
+    """A short run (--seconds 1) can see redis-server spend no tick at all on the cached rows."""
+    results = fake_results()
+    results["http"][f"{scenarios.REDIS[0]}: {scenarios.GET_BASELINE}"].update(server_cpu_us=100.0, redis_cpu_us=0.0)
+    line = next(line for line in report.projection_lines(results) if line.startswith("GET one record (wrk), Redis"))
+    assert line.split()[-6:] == ["10000", "20000", "40000", "80000", "inf", "cores"]

@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from support import ROOT, SAMPLE
-from growth_gevent.cli import PreloadWatch
+from support import ROOT
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
 from growth_gevent.stores.redis import RedisStore
 from growth_gevent.snapshot import read_snapshot, write_snapshot
@@ -234,25 +233,3 @@ def test_a_redis_that_holds_records_is_not_given_the_preload_and_without_one_not
     assert sum(f"GROWTH_PRELOAD {preload} not read: the store already holds 1 records" in line
                for line in with_preload.lines) == 1
     assert not any("GROWTH_PRELOAD" in line for line in without.lines)
-
-
-def test_the_preload_watch_loads_a_store_that_lost_its_data_once_and_one_emptied_by_clients_never(redis_server):
-    redis_server.flush()
-    stores = [RedisStore(redis_server.url, pool_size=2, timeout=2) for _ in range(2)]
-    watches = [PreloadWatch(store, str(SAMPLE)) for store in stores]
-    try:
-        watches[0].check()
-        assert stores[0].size() == 9
-        for key, _ in stores[0].records()[1]:
-            stores[0].delete(key)
-        for watch in watches:
-            watch.check()
-        assert (stores[0].size(), stores[0].bulk_status().jobs_accepted) == (0, 1)
-        redis_server.flush()  # as a Redis restarted without persistence
-        for watch in watches:
-            watch.check()
-        assert stores[1].wait_idle(10)
-        assert (stores[1].size(), stores[1].bulk_status().jobs_accepted) == (9, 1)
-    finally:
-        for store in stores:
-            store.close()

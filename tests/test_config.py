@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from growth_gevent.config import (DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_MAX_BODY_BYTES, Config,
@@ -51,22 +53,22 @@ def test_access_log_switch_words(raw, expected):
     ("GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", "perhaps"), ("GROWTH_REDIS_CACHE_STALE_SECONDS", "-0.1"),
     ("GROWTH_REDIS_CACHE_STALE_SECONDS", "100ms"), ("GROWTH_REDIS_CACHE_STALE_SECONDS", "inf"),
 ])
-def test_a_bad_value_names_the_variable(name, raw):
-    with pytest.raises(ConfigError, match=name):
+def test_a_bad_value_names_the_variable_what_it_must_be_and_what_it_got(name, raw):
+    with pytest.raises(ConfigError, match=rf"^{name} must .+, got .*{re.escape(raw)}"):
         Config.from_env({name: raw})
 
 
 def test_the_memory_store_is_the_default_with_one_worker():
     config = Config.from_env({})
-    assert (config.redis_url, config.workers) == (None, 1)
-    assert Config.from_env({"GROWTH_STORE": "memory"}).redis_url is None
+    assert (config.store_url, config.workers) == (None, 1)
+    assert Config.from_env({"GROWTH_STORE": "memory"}).store_url is None
 
 
 def test_a_redis_url_selects_the_redis_store_with_its_settings():
     config = Config.from_env({"GROWTH_STORE": "redis://h:6380/2", "WEB_CONCURRENCY": "4",
                               "GROWTH_REDIS_POOL_SIZE": "9", "GROWTH_REDIS_TIMEOUT": "0.5",
                               "GROWTH_REDIS_TLS_VERIFY": "off", "GROWTH_REDIS_CACHE_STALE_SECONDS": "0.25"})
-    assert (config.redis_url, config.workers, config.redis_pool_size, config.redis_timeout,
+    assert (config.store_url, config.workers, config.redis_pool_size, config.redis_timeout,
             config.redis_tls_verify, config.redis_cache_stale_seconds) == ("redis://h:6380/2", 4, 9, 0.5, False, 0.25)
 
 
@@ -77,7 +79,7 @@ def test_the_redis_read_cache_is_bounded_to_0_1_s_by_default_and_0_turns_it_off(
 
 def test_growth_store_redis_reads_herokus_redis_url():
     config = Config.from_env({"GROWTH_STORE": "redis", "REDIS_URL": "rediss://u:p@h:1/0"})
-    assert config.redis_url == "rediss://u:p@h:1/0"
+    assert config.store_url == "rediss://u:p@h:1/0"
 
 
 @pytest.mark.parametrize("environ, name", [
@@ -90,8 +92,8 @@ def test_growth_store_redis_reads_herokus_redis_url():
     ({"GROWTH_STORE": "redis://h", "GROWTH_REDIS_TIMEOUT": "0"}, "GROWTH_REDIS_TIMEOUT"),
     ({"GROWTH_STORE": "redis://h", "GROWTH_REDIS_TLS_VERIFY": "maybe"}, "GROWTH_REDIS_TLS_VERIFY"),
 ])
-def test_a_bad_store_setting_names_the_variable(environ, name):
-    with pytest.raises(ConfigError, match=name):
+def test_a_bad_store_setting_names_the_variable_what_it_must_be_and_what_it_got(environ, name):
+    with pytest.raises(ConfigError, match=rf"^{name} must .+, got {re.escape(repr(environ.get(name, '')))}$"):
         Config.from_env(environ)
 
 

@@ -3,7 +3,10 @@
 import http.client
 import json
 import os
+import pathlib
+import re
 import resource
+import select
 import signal
 import socket
 import time
@@ -141,6 +144,66 @@ def test_connections_past_the_cap_get_a_503_and_the_cap_frees_up(server):
         connection.close()
     assert wait_for(lambda: server.request("GET", "/ping") == (200, b"pong"))
     assert server.wait_for_line("connection limit reached \\(20\\)", 5)
+
+
+def test_keep_alive_responses_say_how_long_the_connection_is_kept(server):
+    connection = server.connection()
+    connection.request("GET", "/ping")
+    response = connection.getresponse()
+    assert (response.read(), response.getheader("Keep-Alive"), response.getheader("Connection")) == (
+        b"pong", "timeout=95", None)
+    connection.request("GET", "/ping", headers={"Connection": "close"})
+    assert connection.getresponse().getheader("Keep-Alive") is None
+    sock = server.socket()
+    sock.sendall(b"GET /ping HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+    status, headers, _ = read_response(sock)
+    assert (status, headers["connection"], headers["keep-alive"]) == (200, "keep-alive", "timeout=95")
+
+
+IDLE_CAP = 2000
+
+
+def rss_bytes(pid):
+    status = pathlib.Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE).group(1)) * 1024
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_CONNECTIONS": str(IDLE_CAP)}], indirect=True)
+def test_thousands_of_idle_connections_are_held_past_five_seconds_and_the_cap_still_answers_503(server):
+    idle = [server.socket() for _ in range(10)]  # the first connections warm the process up
+    for sock in idle:
+        sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+        read_response(sock)
+    before = rss_bytes(server.process.pid)
+    first_idle = time.monotonic()
+    for _ in range(IDLE_CAP - len(idle)):
+        sock = server.socket()
+        sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert read_response(sock)[0] == 200
+        idle.append(sock)
+    held = rss_bytes(server.process.pid)
+    print(f"\n{IDLE_CAP} idle keep-alive connections: RSS {before / 2**20:.1f} -> {held / 2**20:.1f} MiB, "
+          f"{(held - before) / (IDLE_CAP - 10):.0f} bytes per idle connection")
+    refused = server.socket()
+    refused.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert read_response(refused)[0] == 503
+    # Past the old 5 s default every one of them is still open, and the oldest is served again.
+    wait_for(lambda: time.monotonic() - first_idle > 5.5, timeout=10, interval=0.1)
+    sock = idle[0]
+    sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert read_response(sock)[0] == 200
+    assert not readable(idle[1:])  # none closed by the server
+    for sock in idle:
+        sock.close()
+    assert wait_for(lambda: server.request("GET", "/ping") == (200, b"pong"))
+
+
+def readable(sockets):
+    """The sockets with something to read (data, or the server's close), without waiting."""
+    poll = select.poll()
+    for sock in sockets:
+        poll.register(sock, select.POLLIN)
+    return poll.poll(0)
 
 
 def test_the_connection_cap_fits_the_descriptor_limit():

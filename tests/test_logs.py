@@ -43,3 +43,17 @@ def test_a_throttled_log_says_how_many_lines_it_left_out(caplog):
         throttled.log(logging.INFO, "line %d", 6)
     assert [record.getMessage() for record in caplog.records] == [
         "line 0", "line 1", "line 6 (4 similar lines left out before this one)"]
+
+
+def test_a_new_key_or_a_reset_is_said_at_once_and_the_same_key_again_waits_for_the_window(caplog):
+    now = [0.0]
+    throttled = ThrottledLog(lines=1, window=60, logger=logging.getLogger("growth_gevent"), clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="growth_gevent"):
+        for key in ("disk full", "disk full", "read-only", "read-only"):
+            throttled.log(logging.ERROR, key, key=key)
+        throttled.reset()
+        throttled.log(logging.ERROR, "read-only", key="read-only")
+        throttled.log(logging.ERROR, "read-only", key="read-only")
+    assert [record.getMessage() for record in caplog.records] == [
+        "disk full", "read-only (1 similar lines left out before this one)",
+        "read-only (1 similar lines left out before this one)"]

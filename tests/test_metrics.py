@@ -5,10 +5,9 @@ import pytest
 import webtest
 from prometheus_client.parser import text_string_to_metric_families
 
-from support import WAIT_SECONDS, load, post_records
+from support import WAIT_SECONDS, load, memory_store, post_records
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.stores.memory import MemoryStore
 
 RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year:year}"
 
@@ -59,7 +58,7 @@ def test_records_and_bulk_loading_are_reported(client, store, sample_records):
 
 
 def test_metrics_can_be_switched_off():
-    client = webtest.TestApp(create_app(MemoryStore(), Config(metrics=False)))
+    client = webtest.TestApp(create_app(memory_store(), Config(metrics=False)))
     assert client.get("/metrics", status=404).json == {"msg": "not found"}
     assert client.get("/ping").body == b"pong"
 
@@ -87,7 +86,7 @@ def test_the_bulk_queue_and_failed_jobs_are_reported(client, store):
 
 
 def test_writes_refused_and_the_last_snapshot_are_reported():
-    store = MemoryStore()
+    store = memory_store()
     client = webtest.TestApp(create_app(store, Config()))
     metrics = samples(client)
     assert metrics[("growth_writes_refused", ())] == 0

@@ -18,10 +18,9 @@ from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.config import Config
 from growth_gevent.stores import redis as redis_store
 from growth_gevent.stores.base import COMPLETE, BulkQueueFull, StoreUnavailable
-from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import (CHUNK_ATTEMPTS, FAILURE_LOG_LINES, INVALIDATIONS, MAX_GROUP_FIELDS,
                                         RedisStore)
-from support import ROOT
+from support import ROOT, memory_store
 from live import wait_for
 from redis_server import RedisServer
 
@@ -634,7 +633,7 @@ QUERIES = [{}, {"offset": 5, "limit": 7}, {"offset": 70}, {"limit": 1000}, {"fir
 def test_a_list_query_read_in_several_scripts_answers_as_the_memory_store(redis_server, monkeypatch, budget):
     monkeypatch.setattr(redis_store, "SCAN_BUDGET", budget)
     redis_server.flush()
-    store, memory = open_store(redis_server), MemoryStore()
+    store, memory = open_store(redis_server), memory_store()
     try:
         for each in (store, memory):
             each.submit_bulk(grid_records())

@@ -1,3 +1,4 @@
+import functools
 import json
 import logging
 import os
@@ -6,10 +7,11 @@ import re
 import pytest
 
 from growth_gevent import snapshot as snapshot_module
+from growth_gevent.logs import ThrottledLog
 from growth_gevent.snapshot import (FORMAT, SnapshotError, SnapshotInUse, SnapshotLock, Snapshotter, read_snapshot,
                                     temporary_path, write_snapshot)
 from growth_gevent.stores.base import WritesRefused
-from growth_gevent.stores.memory import MemoryStore
+from support import memory_store
 
 ITEMS = [(("BRZ", "NGDP_R", 2002), 183.26), (("ABW", "X", -5), 7), (("Z", "Y", 1), 1e300)]
 
@@ -100,7 +102,7 @@ def owned(tmp_path):
 
 
 def test_the_snapshotter_writes_only_when_the_store_changed(owned):
-    store = MemoryStore()
+    store = memory_store()
     snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
     assert snapshotter.save_if_changed() is False
     assert not os.path.exists(owned.path)
@@ -116,13 +118,13 @@ def test_the_snapshotter_writes_only_when_the_store_changed(owned):
 def test_the_store_is_told_of_the_snapshot_it_was_loaded_from(owned):
     write_snapshot(owned.path, ITEMS)
     os.utime(owned.path, (1234.5, 1234.5))
-    store = MemoryStore()
+    store = memory_store()
     Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
     assert store.snapshot_status() == {"last snapshot": 1234.5, "snapshot error": None}
 
 
 def test_stopping_writes_the_last_changes(owned):
-    store = MemoryStore()
+    store = memory_store()
     snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
@@ -142,7 +144,7 @@ class FailingWrites:
 
 
 def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, caplog):
-    store = MemoryStore()
+    store = memory_store()
     snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
@@ -165,7 +167,7 @@ def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, ca
 
 
 def test_with_stop_writes_off_a_failed_snapshot_leaves_writes_accepted(owned, caplog):
-    store = MemoryStore()
+    store = memory_store()
     snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=False)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
@@ -178,8 +180,8 @@ def test_with_stop_writes_off_a_failed_snapshot_leaves_writes_accepted(owned, ca
 
 def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplog, monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr(snapshot_module.time, "monotonic", lambda: now[0])
-    store = MemoryStore()
+    monkeypatch.setattr(snapshot_module, "ThrottledLog", functools.partial(ThrottledLog, clock=lambda: now[0]))
+    store = memory_store()
     snapshotter = Snapshotter(store, owned, interval=1, stop_writes_on_error=False)
     snapshotter.start()
     failing = FailingWrites(owned)

@@ -6,8 +6,7 @@ import pytest
 
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
 from growth_gevent.stores.base import BulkQueueFull, StoreFull, WritesRefused
-from growth_gevent.stores.memory import MemoryStore
-from support import STORES_ISSUE_20, applier_paused, make_store
+from support import STORES_ISSUE_20, applier_paused, make_store, memory_store
 
 KEY = ("BRZ", "NGDP_R", 2002)
 WAIT_SECONDS = 10
@@ -160,7 +159,7 @@ def test_deleting_the_last_record_of_a_series_removes_the_series(store):
 
 
 def test_copy_is_a_consistent_independent_copy():
-    store = MemoryStore()
+    store = memory_store()
     load_four(store)
     copy = store.copy()
     assert copy == {"A": {"Y": {2: 2}}, "B": {"X": {1: 1, 3: 3}, "W": {5: 5}}}
@@ -192,7 +191,7 @@ def records(count, value=1):
 
 
 def test_the_bulk_queue_refuses_a_job_past_its_limit_and_queues_nothing():
-    store = MemoryStore(chunk_size=2, queue_records=5)
+    store = memory_store(bulk_chunk_records=2, bulk_queue_records=5)
     store.submit_bulk(records(3))  # nothing yields here, so the job stays queued
     with pytest.raises(BulkQueueFull) as refused:
         store.submit_bulk(records(3, value=2))
@@ -209,7 +208,7 @@ def test_the_bulk_queue_refuses_a_job_past_its_limit_and_queues_nothing():
 
 
 def test_check_bulk_room_refuses_as_submit_bulk_would_and_queues_nothing():
-    store = MemoryStore(chunk_size=2, queue_records=5)
+    store = memory_store(bulk_chunk_records=2, bulk_queue_records=5)
     store.submit_bulk(records(3))
     store.check_bulk_room(2)  # exactly at the limit
     with pytest.raises(BulkQueueFull) as refused:
@@ -222,14 +221,14 @@ def test_check_bulk_room_refuses_as_submit_bulk_would_and_queues_nothing():
 
 
 def test_initial_data_is_not_bounded_by_the_queue():
-    store = MemoryStore(queue_records=2)
+    store = memory_store(bulk_queue_records=2)
     assert store.submit_bulk(records(10), initial=True) == 1
     assert store.wait_idle(WAIT_SECONDS)
     assert store.size() == 10
 
 
 def test_the_default_queue_limit_is_the_configured_default():
-    store = MemoryStore()
+    store = memory_store()
     with pytest.raises(BulkQueueFull) as refused:
         store.submit_bulk(records(DEFAULT_BULK_QUEUE_RECORDS + 1))
     assert refused.value.limit == DEFAULT_BULK_QUEUE_RECORDS
@@ -300,7 +299,7 @@ def test_initial_data_is_not_bounded_by_the_cap(capped):
 
 
 def test_the_memory_store_caps_at_the_configured_default():
-    store = MemoryStore(queue_records=DEFAULT_MAX_RECORDS + 1)
+    store = memory_store(bulk_queue_records=DEFAULT_MAX_RECORDS + 1)
     store.check_bulk_room(DEFAULT_MAX_RECORDS)
     with pytest.raises(StoreFull) as refused:
         store.check_bulk_room(DEFAULT_MAX_RECORDS + 1)
@@ -313,7 +312,7 @@ class TestWriteGate:
 
     @pytest.fixture
     def snapshotted(self):
-        store = MemoryStore()
+        store = memory_store()
         store.put(KEY, 1)
         store.snapshots_started()
         yield store
@@ -351,7 +350,7 @@ class TestWriteGate:
         assert snapshotted.writes_refused() is None
 
     def test_initial_data_is_loaded_even_while_writes_are_refused(self):
-        store = MemoryStore()
+        store = memory_store()
         store.snapshots_started()
         store.snapshot_failed(self.REASON, refuse_writes=True)
         assert store.submit_bulk([(KEY, 1)], initial=True) == 1

@@ -3,12 +3,7 @@
 import bisect
 import logging
 
-from ..bulk import BulkApplier
-from ..config import (
-    DEFAULT_BULK_CHUNK_RECORDS,
-    DEFAULT_BULK_QUEUE_RECORDS,
-    DEFAULT_MAX_RECORDS,
-)
+from .applier import BulkApplier
 from .base import BulkQueueFull, Store, StoreFull, WritesRefused
 
 log = logging.getLogger("growth_gevent")
@@ -33,8 +28,10 @@ class MemoryStore(Store):
     acknowledged write must not be one that cannot be saved. Reads go on.
     """
 
-    def __init__(self, chunk_size=DEFAULT_BULK_CHUNK_RECORDS, queue_records=DEFAULT_BULK_QUEUE_RECORDS,
-                 max_records=DEFAULT_MAX_RECORDS):
+    def __init__(self, *, chunk_size: int, queue_records: int, max_records: int):
+        """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
+        accepted and not yet applied; ``max_records``: the most records held (GROWTH_BULK_CHUNK_RECORDS,
+        GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS)."""
         self._countries = {}
         self._size = 0
         self._bulk = BulkApplier(self._apply_chunk, chunk_size)

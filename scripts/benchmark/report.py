@@ -2,6 +2,7 @@
 PNG chart, and the block of docs/performance.md that --update-docs rewrites."""
 
 import dataclasses
+import math
 import os
 import pathlib
 import re
@@ -134,6 +135,12 @@ PROJECTED = [
 ]
 
 
+def per_second(cpu_us):
+    """Requests a second that a core serves at ``cpu_us`` each; unbounded when a short run spent less than
+    /proc's clock tick (10 ms), as redis-server can on the cached rows."""
+    return 1e6 / cpu_us if cpu_us else math.inf
+
+
 def projection_lines(results):
     """Throughput per core count, on paper, from the CPU per request measured: the in-memory store is one
     process, so one core whatever the machine; the Redis store's workers add up, one core each, until
@@ -147,7 +154,7 @@ def projection_lines(results):
             shown.add(projected.load)
             lines.append(f"{projected.load + ', in-memory':<46}"
                          + f"{1e6 / memory['server_cpu_us']:>9.0f}" * len(PROJECTED_CORES))
-        per_core, redis_limit = 1e6 / redis_row["server_cpu_us"], 1e6 / redis_row["redis_cpu_us"]
+        per_core, redis_limit = 1e6 / redis_row["server_cpu_us"], per_second(redis_row["redis_cpu_us"])
         lines.append(f"{projected.load + ', ' + projected.store:<46}"
                      + "".join(f"{min(cores * per_core, redis_limit):>9.0f}" for cores in PROJECTED_CORES)
                      + f"{redis_limit / per_core:>11.0f} cores")

@@ -4,7 +4,7 @@ import gevent
 import gevent.socket
 from gevent.server import StreamServer
 
-from growth_gevent.bulk import BulkApplier
+from growth_gevent.stores.applier import BulkApplier
 from growth_gevent.stores.base import COMPLETE, IDLE, IN_PROGRESS, BulkStatus
 
 
@@ -29,14 +29,14 @@ def test_other_greenlets_run_between_chunks():
 
 
 def test_status_is_idle_before_any_job_and_wait_idle_returns_at_once():
-    applier = BulkApplier(lambda chunk: None)
+    applier = BulkApplier(lambda chunk: None, chunk_size=2)
     assert applier.status() == BulkStatus(IDLE, 0, 0, 0, 0)
     assert applier.wait_idle(0)
 
 
 def test_wait_idle_times_out_while_a_job_is_blocked():
     gate = gevent.event.Event()
-    applier = BulkApplier(lambda chunk: gate.wait())
+    applier = BulkApplier(lambda chunk: gate.wait(), chunk_size=2)
     applier.submit([1])
     assert not applier.wait_idle(0.05)
     gate.set()

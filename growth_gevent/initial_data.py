@@ -1,0 +1,130 @@
+"""Initial data: what an empty store is given before serving (the snapshot, else GROWTH_PRELOAD), and,
+on Redis, again whenever the store lost its data while the service ran."""
+
+import logging
+import os
+import time
+
+import gevent
+import ujson
+
+from .logs import ThrottledLog
+from .records import InvalidRecord, parse_records
+from .snapshot import read_snapshot
+from .stores.base import StoreUnavailable
+
+log = logging.getLogger("growth_gevent")
+# How often a process on Redis asks whether Redis lost its data (restarted empty, flushed), to load
+# GROWTH_PRELOAD again; and retries initial data that found Redis unreachable. One cheap call.
+INITIAL_DATA_CHECK_SECONDS = 2.0
+# The same error of the watch is logged at most this often; a new one, or one after a success, at once.
+WATCH_ERROR_LOG_SECONDS = 60.0
+
+
+def seed_store(store, config, snapshot_lock, started):
+    """Give an empty store its initial data (the snapshot, else GROWTH_PRELOAD) before serving.
+    Returns ``(source, records)`` when the store could not be reached, to be loaded once it is back;
+    else None, so that the records are not kept once loaded."""
+    try:
+        held = store.size()
+    except StoreUnavailable:
+        held = 0  # not known yet: read the file, to load it when the store is back
+    if held:
+        if config.preload_path:
+            log.info("GROWTH_PRELOAD %s not read: the store already holds %d records", config.preload_path, held)
+        return None
+    initial = read_initial_data(config, snapshot_lock)
+    if initial is None:
+        return None
+    try:
+        submit_initial_data(store, *initial, started)
+    except StoreUnavailable as error:
+        log.warning("%s not loaded yet: the store is unreachable (%s); it will be when the store is back, "
+                    "if it is empty then", initial[0], error)
+        return initial
+    return None
+
+
+def read_initial_data(config, snapshot_lock):
+    """``(source, records)``: the snapshot if there is one, else the preload file; or None."""
+    if snapshot_lock is not None and os.path.exists(snapshot_lock.path):
+        return f"snapshot {snapshot_lock.path}", read_snapshot(snapshot_lock.path)
+    if config.preload_path:
+        return _preload(config.preload_path)
+    return None
+
+
+def _preload(path, pause=None):
+    return f"GROWTH_PRELOAD {path}", read_preload(path, pause)
+
+
+def submit_initial_data(store, source, records, started):
+    """Queue ``records`` as initial data (the store decides whether it takes them) and wait for them."""
+    if store.submit_bulk(records, initial=True) is None:
+        log.info("%s not loaded: the store holds records, or a load is queued, or initial data was "
+                 "loaded before", source)
+    elif store.wait_idle():
+        log.info("loaded %d records from %s in %.0f ms", len(records), source, (time.perf_counter() - started) * 1000)
+    else:
+        log.warning("%s queued (%d records); the store went away, so they will be applied when it is back",
+                    source, len(records))
+
+
+class PreloadWatch:
+    """Loads GROWTH_PRELOAD again whenever the store lost its data, for as long as the process serves.
+
+    Redis restarted without persistence, or flushed, holds no records, no job and no initial-data
+    marker: ``store.needs_initial_data()`` says so (one round trip, every INITIAL_DATA_CHECK_SECONDS),
+    and every process that notices reads the file again and submits it as initial data. The store sets
+    the marker in the same step as it queues the job, so it takes the data from one of them, once; a
+    store emptied by clients keeps its marker and is left empty.
+    """
+
+    def __init__(self, store, preload_path, pending=None):
+        """``pending``: initial data that found the store unreachable at start-up, loaded once it is back."""
+        self._store = store
+        self._preload_path = preload_path
+        self._pending = pending
+        self._errors = ThrottledLog(1, WATCH_ERROR_LOG_SECONDS, log)
+
+    def run(self):
+        while True:
+            self.check_and_report()
+            gevent.sleep(INITIAL_DATA_CHECK_SECONDS)
+
+    def check_and_report(self):
+        """:meth:`check`, its errors logged: an unreachable store is not one (the store's own log says it)."""
+        try:
+            self.check()
+            self._errors.reset()
+        except StoreUnavailable:
+            pass
+        except Exception as error:  # the file unreadable now, or a bug
+            self._errors.log(logging.ERROR, "initial data not loaded: %s", error,
+                             exc_info=not isinstance(error, (OSError, InvalidRecord)), key=repr(error))
+
+    def check(self):
+        """Look once; StoreUnavailable when the store cannot be reached, what was read kept for the next."""
+        if self._pending is None and self._store.needs_initial_data():
+            # Requests are being served: the validation yields between slices of records.
+            self._pending = _preload(self._preload_path, pause=gevent.sleep)
+            log.warning("the store holds no records and no trace of initial data: it lost its data (Redis "
+                        "restarted empty, or flushed); GROWTH_PRELOAD %s read again", self._preload_path)
+        if self._pending is not None:
+            self._store.size()  # unreachable: raises before anything is encoded in vain
+            submit_initial_data(self._store, *self._pending, time.perf_counter())
+            self._pending = None
+
+
+def read_preload(path, pause=None):
+    """The records of the preload file at ``path``; InvalidRecord, naming it, when they are not valid."""
+    with open(path, "rb") as preload:
+        raw = preload.read()
+    try:
+        payload = ujson.loads(raw)
+    except ValueError as error:
+        raise InvalidRecord(f"GROWTH_PRELOAD {path} is not JSON: {error}") from None
+    try:
+        return parse_records(payload, pause)
+    except InvalidRecord as error:
+        raise InvalidRecord(f"GROWTH_PRELOAD {path}: {error}") from None
