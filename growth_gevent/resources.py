@@ -9,7 +9,7 @@ import ujson
 
 from .body import read_body, read_json
 from .cursor import InvalidCursor, decode_cursor, encode_cursor
-from .records import as_record, check_name, make_key, parse_value_update, InvalidRecord
+from .records import as_record, check_name, check_year, make_key, parse_value_update, InvalidRecord
 
 # The challenge's probe record: the bulk status shows its value as "test value".
 PROBE_RECORD_KEY = make_key("BRZ", "NGDP_R", 2002)
@@ -240,7 +240,7 @@ class Record:
     on_head = on_get
 
     def on_put(self, req, resp, country, indicator, year):
-        problem = check_name("Country", country) or check_name("Indicator", indicator)
+        problem = check_name("Country", country) or check_name("Indicator", indicator) or check_year(year)
         if problem:
             raise InvalidRecord(problem)
         with self._bodies.reserve() as reservation:
