@@ -1,5 +1,5 @@
 """Reading a JSON request body: media type, size limit, the process's body budget, chunked uploads,
-strict parsing; and bulk bodies, parsed one at a time."""
+strict parsing; and bulk bodies, JSON or CSV, parsed one at a time."""
 
 import contextlib
 import gc
@@ -9,6 +9,7 @@ import sys
 import falcon
 from gevent.lock import Semaphore
 
+from . import csv_format
 from .loop import let_io_run
 from .records import parse_records
 from .responses import RETRY_AFTER_SECONDS
@@ -21,11 +22,8 @@ PARSE_WAIT_SECONDS = 2.0
 # is room for extra fields and separators inside names. Every JSON value but the first follows one of
 # them, so counting them bounds the objects a parse can make, before parsing.
 SEPARATORS_PER_RECORD = 16
+BULK_MEDIA_TYPES = (falcon.MEDIA_JSON, csv_format.MEDIA_TYPE)
 
-# The standard library's C decoder is strict where ujson is not (`01`, `1.`, `-`, raw control
-# characters in strings) and as fast on bulk bodies; it shares repeated keys, so a parse takes ~25 %
-# less memory. Like ujson it reads NaN and Infinity, which the record checks refuse as values (422).
-_decode = json.JSONDecoder().decode
 # Quoted in a message: enough to recognise, never the body.
 _QUOTED_CHARS = 40
 
@@ -54,6 +52,9 @@ def _float(literal):
     return value
 
 
+# The standard library's C decoder is strict where ujson is not (`01`, `1.`, `-`, raw control
+# characters in strings) and as fast on bulk bodies; it shares repeated keys, so a parse takes ~25 %
+# less memory. Like ujson it reads NaN and Infinity, which the record checks refuse as values (422).
 # Hooks cost a call per object or float in Python (+29 % and +22 % on the 3 MB body), so each decoder
 # has only those it needs: keys are checked only where a cheap count cannot vouch for them, floats only
 # in a body with a negative exponent, the one way to write a number that underflows.
@@ -116,19 +117,23 @@ class BulkParser:
         self._wait_seconds = wait_seconds
         self._slot = Semaphore()
 
-    def parse(self, body, check_room):
-        """``[(key, value), ...]`` of a bulk body, or a typed falcon error (413, 400, 503), or InvalidRecord.
+    def parse(self, body, check_room, media_type=falcon.MEDIA_JSON):
+        """``[(key, value), ...]`` of a bulk body of ``media_type`` (one of BULK_MEDIA_TYPES), or a typed
+        falcon error (413, 400, 503), or InvalidRecord.
 
         ``check_room(records)`` is called, once it is this body's turn, with the most records it can hold
-        (its JSON objects), and raises to refuse it unparsed: under a flood of posts to a full queue, a
-        refusal then costs a count of bytes instead of a parse.
+        (its JSON objects, or its CSV lines after the header), and raises to refuse it unparsed: under a
+        flood of posts to a full queue, a refusal then costs a count of bytes instead of a parse.
         """
-        records_at_most, colons = self._check_size(body)
+        is_csv = media_type == csv_format.MEDIA_TYPE
+        records_at_most = self._check_size(body, is_csv)
         with self.slot():
             check_room(records_at_most)
             with gc_paused():
+                if is_csv:
+                    return parse_csv(body)
                 payload = parse_json(body, unique_keys=False)
-                if not _keys_surely_unique(payload, records_at_most, colons):
+                if not _keys_surely_unique(payload, records_at_most, body.count(b":")):
                     parse_json(body, unique_keys=True)  # a 400 naming a key given twice, if there is one
                 return parse_records(payload, pause=let_io_run)
 
@@ -143,20 +148,25 @@ class BulkParser:
         finally:
             self._slot.release()
 
-    def _check_size(self, body):
-        """The JSON objects in ``body``; a 413 when there are more than its records could need."""
-        # Each record is an object, and every value follows a separator: ~1 ms per MB, at C speed.
-        objects = body.count(b"{")
-        if objects > self._max_records:
+    def _check_size(self, body, is_csv):
+        """The most records ``body`` can hold; a 413 when that, or its separators, are more than
+        ``max_records`` records could need."""
+        if is_csv:
+            records, separators = csv_format.rows_at_most(body)
+            holds, separators_kind = "lines after its header", "CSV separators (commas and line breaks)"
+        else:
+            # Each record is an object, and every value follows a separator: ~1 ms per MB, at C speed.
+            records = body.count(b"{")
+            separators = records + body.count(b",") + body.count(b":") + body.count(b"[")
+            holds, separators_kind = "JSON objects", "JSON separators"
+        if records > self._max_records:
             raise falcon.HTTPContentTooLarge(description=f"a bulk load holds at most {self._max_records} records; "
-                                                         f"this body has {objects} JSON objects")
-        colons = body.count(b":")
-        separators = objects + body.count(b",") + colons + body.count(b"[")
+                                                         f"this body has {records} {holds}")
         most = self._max_records * SEPARATORS_PER_RECORD
         if separators > most:
-            raise falcon.HTTPContentTooLarge(description=f"request body has {separators} JSON separators; "
+            raise falcon.HTTPContentTooLarge(description=f"request body has {separators} {separators_kind}; "
                                                          f"{self._max_records} records need at most {most}")
-        return objects, colons
+        return records
 
 
 def _keys_surely_unique(payload, objects, colons):
@@ -174,24 +184,26 @@ def read_json(req, max_bytes, reservation):
     return parse_json(read_body(req, max_bytes, reservation), unique_keys=True)
 
 
-def read_body(req, max_bytes, reservation):
-    """The raw bytes of a JSON request body, reserved in ``reservation`` before they are read; or a
-    typed falcon error (415, 413, 503, 400)."""
-    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
-    if media_type != falcon.MEDIA_JSON:
-        raise falcon.HTTPUnsupportedMediaType(description="Content-Type must be application/json")
+def read_body(req, max_bytes, reservation, accepted=(falcon.MEDIA_JSON,)):
+    """The raw bytes of a request body of a media type in ``accepted``, reserved in ``reservation``
+    before they are read; or a typed falcon error (415, 413, 503, 400)."""
+    request_media_type(req, accepted)
     return _read_bounded(req.stream, req.content_length, max_bytes, reservation)
+
+
+def request_media_type(req, accepted):
+    """The media type of ``req``'s body, lower-case and without parameters; a 415 unless in ``accepted``."""
+    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
+    if media_type not in accepted:
+        raise falcon.HTTPUnsupportedMediaType(description=f"Content-Type must be {' or '.join(accepted)}")
+    return media_type
 
 
 def parse_json(body, unique_keys):
     """The document a UTF-8 JSON body holds, or a 400 saying why it is not one (a key given twice in an
     object too, with ``unique_keys``), or a 422 for numbers no field takes: one too small for a double,
     not zero but read as 0, and an integer longer than Python reads."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise falcon.HTTPBadRequest(description=f"request body is not UTF-8: {error.reason} at byte "
-                                                f"{error.start}") from None
+    text = _decode_utf8(body)
     try:
         return _DECODERS[unique_keys, "e-" in text or "E-" in text](text)
     except _DuplicateKey as error:
@@ -216,6 +228,25 @@ def parse_json(body, unique_keys):
 def _quoted(key):
     quoted = json.dumps(key, ensure_ascii=False)
     return quoted if len(quoted) <= _QUOTED_CHARS else quoted[:_QUOTED_CHARS] + '..."'
+
+
+def parse_csv(body):
+    """The records of a UTF-8 CSV bulk body (csv_format.parse_records), or a 400 saying why it is not CSV."""
+    text = _decode_utf8(body)
+    if not text.strip():
+        raise falcon.HTTPBadRequest(description="request body is empty")
+    try:
+        return csv_format.parse_records(text, pause=let_io_run)
+    except csv_format.InvalidCSV as error:
+        raise falcon.HTTPBadRequest(description=str(error)) from None
+
+
+def _decode_utf8(body):
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise falcon.HTTPBadRequest(description=f"request body is not UTF-8: {error.reason} at byte "
+                                                f"{error.start}") from None
 
 
 @contextlib.contextmanager

@@ -6,10 +6,13 @@ parsed, its default and a line of help. ``SETTINGS``, the table the README's con
 """
 
 import dataclasses
+import importlib.util
 from collections.abc import Callable, Mapping
 from typing import Any
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+# What the Redis store imports; the Docker image's default target leaves them out.
+REDIS_CLIENT = ("redis", "hiredis")
 _TRUE = ("1", "on", "true", "yes")
 _FALSE = ("0", "off", "false", "no")
 MiB = 1024 * 1024
@@ -277,6 +280,11 @@ class Config:
         if self.store_url is not None and self.snapshot_path:
             raise ConfigError("GROWTH_SNAPSHOT is for the in-memory store; with GROWTH_STORE=redis, "
                               "persistence is Redis's own (RDB or AOF)")
+        missing = [name for name in REDIS_CLIENT if importlib.util.find_spec(name) is None]
+        if self.store_url is not None and missing:
+            raise ConfigError(f"GROWTH_STORE names a Redis server, but the Redis client ({', '.join(missing)}) "
+                              "is not installed here: the Docker image's default target is the in-memory "
+                              "store only, build it with --target redis; else pip install -r requirements.txt")
 
 
 def _settings() -> tuple[Setting, ...]:

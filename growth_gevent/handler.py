@@ -10,7 +10,11 @@ What it adds to each connection:
 - a response sent before its request body was read whole closes the connection the way nginx does
   (lingering close): answer, shut down the write side, discard what the client still sends for a
   bounded time, then close, so that clients that send the whole body first still read the answer;
-- at shutdown, ``close_if_waiting`` closes a connection that waits on its client.
+- an ``X-Request-ID`` on every response: the router's if it sent a well-formed one, else a new one;
+  the lines logged while serving the request carry it (``logs.request_id``);
+- at shutdown, ``close_if_idle_or_stalled`` closes a connection that waits on its client with nothing
+  owed to it: idle between requests, or mid-request with no byte for DRAIN_STALL_SECONDS; a request
+  whose bytes keep arriving is read and answered.
 
 pywsgi internals this relies on, checked by ``tests/test_server_internals.py`` so that a gevent
 upgrade that changes them fails loudly: ``WSGIHandler.__init__(sock, address, server, rfile)``,
@@ -25,11 +29,14 @@ tuple results), ``_handle_client_error``, ``_send_error_response_if_possible``, 
 import errno
 import io
 import logging
+import random
+import re
 import select
 import socket
 import time
 
 import gevent
+from gevent import monkey
 from gevent.pywsgi import OldMessage, WSGIHandler
 
 from .head import (
@@ -40,12 +47,13 @@ from .head import (
     read_fields,
     read_request_line,
 )
+from .logs import request_id
 from .responses import (
     APPLICATION_ERRORS,
-    TOO_MANY_CONNECTIONS,
     message_body,
     raw_response,
     status_line,
+    too_many_connections,
 )
 
 # nginx's send_timeout: a client that reads nothing of a response for this long is dropped.
@@ -57,6 +65,14 @@ LINGER_MAX_BYTES = 64 * 1024 * 1024
 # How long a refused connection's request is discarded before closing, so the 503 is read.
 REFUSAL_LINGER_SECONDS = 1.0
 READ_BUFFER_BYTES = 64 * 1024
+# At shutdown, a request whose bytes have stopped arriving for this long is dropped (nothing of it was
+# acknowledged); one whose bytes keep arriving gets GROWTH_SHUTDOWN_TIMEOUT to finish.
+DRAIN_STALL_SECONDS = 1.0
+# An X-Request-ID taken as the router sent it: Heroku's rule (20 to 200 letters, digits, +, /, = or -),
+# safe in a header and a log line; any other is replaced by a new id.
+_REQUEST_ID = re.compile(r"[A-Za-z0-9+/=-]{20,200}")
+# The OS's poll(), without the 1024-descriptor limit of select() (gevent's select() calls the real one).
+_poll = monkey.get_original("select", "poll")
 
 access_log = logging.getLogger("growth_gevent.access")
 http_log = logging.getLogger("growth_gevent.http")
@@ -73,7 +89,7 @@ class _DeadlineReader(io.RawIOBase):
     """The socket as pywsgi's ``rfile`` reads it, every read bounded by the handler's deadline.
 
     A deadline, not a timeout per read: a client that sends a byte a second never hits a timeout
-    per read. While the server is draining, only what has already arrived is read.
+    per read. While the server is draining, an idle connection reads only what has already arrived.
     """
 
     def __init__(self, sock, handler):
@@ -85,7 +101,7 @@ class _DeadlineReader(io.RawIOBase):
 
     def readinto(self, buffer):
         handler = self._handler
-        if handler.server.draining:
+        if handler.idle and handler.server.draining:
             remaining = 0.0
         else:
             remaining = handler.deadline - time.monotonic()
@@ -94,7 +110,9 @@ class _DeadlineReader(io.RawIOBase):
         self._sock.settimeout(remaining)
         handler.waiting = True
         try:
-            return self._sock.recv_into(buffer)
+            received = self._sock.recv_into(buffer)
+            handler.last_received = time.monotonic()
+            return received
         except BlockingIOError:
             raise TimeoutError(errno.ETIMEDOUT, "the server is shutting down") from None
         finally:
@@ -109,7 +127,11 @@ class GrowthHandler(WSGIHandler):
     deadline = 0.0
     # True while blocked on the client: between requests, or mid-headers or mid-body.
     waiting = False
+    # True while no byte of a request is owed: before a request's first byte, or lingering.
+    idle = True
+    last_received = 0.0  # when a byte last arrived (or the connection was accepted)
     requests = 0
+    request_id = None  # the X-Request-ID of the request being served
 
     def __init__(self, sock, address, server):
         super().__init__(sock, address, server,
@@ -124,6 +146,7 @@ class GrowthHandler(WSGIHandler):
         # Without it a response sent in two writes (a chunked one) would wait for the client's
         # delayed ACK of the first: ~40 ms per keep-alive request.
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.last_received = time.monotonic()
         connections.add(self)
         try:
             super().handle()
@@ -136,7 +159,7 @@ class GrowthHandler(WSGIHandler):
             self.server.max_connections)
         try:
             self.socket.settimeout(SEND_TIMEOUT_SECONDS)
-            self.socket.sendall(TOO_MANY_CONNECTIONS)
+            self.socket.sendall(too_many_connections(b"X-Request-ID: %s\r\n" % _new_request_id().encode()))
             self._linger(REFUSAL_LINGER_SECONDS)
         except OSError:
             pass
@@ -148,11 +171,15 @@ class GrowthHandler(WSGIHandler):
         # keep-alive timeout. Running out of either before a byte arrives closes quietly.
         server = self.server
         self.deadline = time.monotonic() + (server.keepalive_timeout if self.requests else server.header_timeout)
+        self.request_id = None
+        request_id.set(None)
+        self.idle = True
         try:
             if not self.rfile.peek(1):
                 return ""
         except OSError:
             return ""
+        self.idle = False
         self.deadline = time.monotonic() + server.header_timeout
         self.requests += 1
         return read_request_line(self.rfile)
@@ -168,9 +195,17 @@ class GrowthHandler(WSGIHandler):
         fields = read_fields(rfile, header_budget(self.server.max_header_bytes, self.requestline))
         check_framing(fields, self.request_version)
         headers = OldMessage()
+        offered = []
         for name, value in fields:
             headers[name] = value
+            if name.lower() == "x-request-id":
+                offered.append(value)
+        self._serve_as(offered[0] if len(offered) == 1 and _REQUEST_ID.fullmatch(offered[0]) else _new_request_id())
         return headers
+
+    def _serve_as(self, identifier):
+        self.request_id = identifier
+        request_id.set(identifier)
 
     def handle_one_request(self):
         try:
@@ -207,8 +242,10 @@ class GrowthHandler(WSGIHandler):
             status, message = 408, "request not received in time"
         else:  # what pywsgi's own checks refuse (a HEAD with a body)
             status, message = 400, "malformed HTTP request"
+        if self.request_id is None:  # refused before its headers were read
+            self._serve_as(_new_request_id())
         http_log.info("bad request from %s: %s", self.client_address[0], message)
-        return str(status), raw_response(status, message)
+        return str(status), raw_response(status, message, b"X-Request-ID: %s\r\n" % self.request_id.encode())
 
     def _body_unread(self):
         body = self.wsgi_input
@@ -223,6 +260,7 @@ class GrowthHandler(WSGIHandler):
         if closing and not any(name.lower() == "connection" for name, _ in headers):
             headers = [*headers, ("Connection", "close")]
         write = super().start_response(status, headers, exc_info)
+        self.response_headers.append((b"X-Request-ID", self.request_id.encode()))
         if not self.close_connection:
             # How long the connection is kept idle, so that a client closes it before it is closed under it.
             self.response_headers.append((b"Keep-Alive", self.server.keep_alive_header))
@@ -241,7 +279,7 @@ class GrowthHandler(WSGIHandler):
             return
         deadline = time.monotonic() + seconds
         discarded = 0
-        self.waiting = True  # shutdown may close it at once
+        self.waiting = self.idle = True  # shutdown may close it at once
         try:
             while discarded < LINGER_MAX_BYTES and not self.server.draining:
                 remaining = deadline - time.monotonic()
@@ -301,12 +339,23 @@ class GrowthHandler(WSGIHandler):
         except OSError:
             self.close_connection = True
 
-    def close_if_waiting(self):
-        """At shutdown: a connection waiting on its client (idle, or mid-headers or mid-body) with
-        nothing more arrived is not in flight; close it so that shutdown need not wait for the client.
-        What has arrived is still read (see _DeadlineReader), so a request sent whole is answered."""
-        if self.waiting and not select.select([self.socket], [], [], 0)[0]:
+    def close_if_idle_or_stalled(self, now):
+        """At shutdown: close a connection that waits on its client with nothing owed to it: idle (no
+        byte of a next request), or mid-request with no byte for DRAIN_STALL_SECONDS. What has arrived
+        is still read, so a request sent whole is answered; one whose bytes keep coming is read on."""
+        if not self.waiting or not (self.idle or now - self.last_received >= DRAIN_STALL_SECONDS):
+            return
+        readable = _poll()
+        readable.register(self.socket, select.POLLIN)
+        if not readable.poll(0):
             try:
                 self.socket.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+def _new_request_id():
+    # 128 random bits as 32 hex digits, as a UUID4's; from random, not os.urandom: an id needs to be
+    # unique, not secret, and this costs 1 µs a request against 9 for uuid.uuid4().hex (forked workers
+    # get their own: random reseeds in a child after fork).
+    return f"{random.getrandbits(128):032x}"

@@ -99,7 +99,7 @@ def check_request_line(line: str) -> RequestLine:
 
 def read_fields(rfile: BinaryIO, budget: int) -> list[tuple[str, str]]:
     """The header block's ``[(name, value), ...]``, read within ``budget`` bytes up to its blank line."""
-    fields = []
+    fields: list[tuple[str, str]] = []
     while True:
         try:
             line = rfile.readline(max(budget, 0) + 1)

@@ -1,6 +1,7 @@
 """Log lines in logfmt (``key=value ...``), which log tools parse: one formatter for every logger."""
 
 import collections
+import contextvars
 import logging
 import sys
 import time
@@ -15,9 +16,22 @@ def logfmt_value(value):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+# The id of the request being served (X-Request-ID), for the lines logged while serving it; gevent
+# gives each greenlet its own context, so each connection's greenlet has its own.
+request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
+
+
+class RequestIdFilter(logging.Filter):
+    """Gives each record the id of the request its greenlet was serving when it was logged."""
+
+    def filter(self, record):
+        record.request_id = request_id.get()
+        return True
+
+
 class LogfmtFormatter(logging.Formatter):
-    """``time=... level=... logger=...``, the process's ``context`` (``worker=1``), then a record's
-    ``fields`` (an access log line) or ``msg=...``."""
+    """``time=... level=... logger=...``, the process's ``context`` (``worker=1``), the record's
+    ``request_id`` if it has one, then its ``fields`` (an access log line) or ``msg=...``."""
 
     def __init__(self, context=None):
         super().__init__()
@@ -27,6 +41,9 @@ class LogfmtFormatter(logging.Formatter):
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         parts = [f"time={stamp}.{int(record.msecs):03d}Z", f"level={record.levelname.lower()}",
                  f"logger={record.name}", *self._context]
+        served = getattr(record, "request_id", None)
+        if served is not None:
+            parts.append(f"request_id={logfmt_value(served)}")
         fields = getattr(record, "fields", None)
         if fields is None:
             fields = {"msg": record.getMessage()}
@@ -39,6 +56,7 @@ class LogfmtFormatter(logging.Formatter):
 def configure_logging(context=None):
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(LogfmtFormatter(context))
+    handler.addFilter(RequestIdFilter())
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
 
 

@@ -6,6 +6,8 @@ they are stored upper-case; a bulk load interns them (42,450 records share a few
 
 import re
 import sys
+from collections.abc import Callable
+from typing import Any, TypeGuard
 from urllib.parse import quote
 
 from .head import MAX_REQUEST_LINE
@@ -26,21 +28,26 @@ _SURELY_SHORT = MAX_NAME_URL_BYTES // 12
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
+Key = tuple[str, str, int]  # (COUNTRY, INDICATOR, year)
+Number = int | float  # finite
+Record = tuple[Key, Number]
+
+
 class InvalidRecord(ValueError):
     """Input that is not a valid record; the message says which record and field."""
 
 
-def is_finite_number(value):
+def is_finite_number(value: Any) -> TypeGuard[Number]:
     """A JSON number that is not a bool, NaN or +-Infinity (the comparisons reject all three)."""
     return type(value) in _NUMBER_TYPES and -_FLOAT_MAX <= value <= _FLOAT_MAX
 
 
-def make_key(country, indicator, year):
+def make_key(country: str, indicator: str, year: int) -> Key:
     """The store key for path segments: strings and an int."""
     return country.upper(), indicator.upper(), year
 
 
-def check_name(field, value):
+def check_name(field: str, value: object) -> str | None:
     """Country and Indicator: non-empty strings that can be written in a URL path segment, each
     naming one thing: not ``.`` or ``..``, which clients resolve away, nor control characters."""
     if type(value) is not str or not value:
@@ -59,7 +66,7 @@ def check_name(field, value):
     return None
 
 
-def _has_surrogates(text):
+def _has_surrogates(text: str) -> bool:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -67,13 +74,13 @@ def _has_surrogates(text):
     return False
 
 
-def check_value(value):
+def check_value(value: object) -> str | None:
     if not is_finite_number(value):
         return "Value must be a finite number"
     return None
 
 
-def check_year(value):
+def check_year(value: object) -> str | None:
     if type(value) is not int:
         return "Year must be an integer"
     if not -MAX_YEAR <= value <= MAX_YEAR:
@@ -81,7 +88,7 @@ def check_year(value):
     return None
 
 
-def parse_records(payload, pause=None):
+def parse_records(payload: object, pause: Callable[[], object] | None = None) -> list[Record]:
     """Validate a bulk payload; return ``[(key, value), ...]`` in payload order.
 
     ``pause``, when given, is called between slices of ``PAUSE_EVERY`` records, so that a caller on
@@ -97,19 +104,19 @@ def parse_records(payload, pause=None):
     """
     if type(payload) is not list:
         raise InvalidRecord("body must be a JSON array of records")
-    names = {}
-    years = {}
-    parsed = []
+    names: dict[str, str] = {}
+    years: dict[int, int] = {}
+    parsed: list[Record] = []
     append = parsed.append
     for start in range(0, len(payload), PAUSE_EVERY):
         if pause is not None and start:
             pause()
         for item in payload[start:start + PAUSE_EVERY]:
             if type(item) is dict:
-                country = item.get("Country")
-                indicator = item.get("Indicator")
-                value = item.get("Value")
-                year = item.get("Year")
+                country: Any = item.get("Country")
+                indicator: Any = item.get("Indicator")
+                value: Any = item.get("Value")
+                year: Any = item.get("Year")
                 country_key = names.get(country) if type(country) is str else None
                 if country_key is None and not check_name("Country", country):
                     country_key = names[country] = sys.intern(country.upper())
@@ -125,14 +132,14 @@ def parse_records(payload, pause=None):
     return parsed
 
 
-def _problem(item):
+def _problem(item: object) -> str | None:
     if type(item) is not dict:
         return "must be an object"
     return (check_name("Country", item.get("Country")) or check_name("Indicator", item.get("Indicator"))
             or check_value(item.get("Value")) or check_year(item.get("Year")))
 
 
-def parse_value_update(payload):
+def parse_value_update(payload: object) -> Number:
     """The body of a PUT: ``{"value": number}``; return the number."""
     if type(payload) is not dict or "value" not in payload:
         raise InvalidRecord('body must be a JSON object {"value": number}')
@@ -142,7 +149,7 @@ def parse_value_update(payload):
     return value
 
 
-def as_record(key, value):
+def as_record(key: Key, value: Number) -> dict[str, str | int | float]:
     """The JSON shape of one record, as the challenge returns it."""
     country, indicator, year = key
     return {"Country": country, "Indicator": indicator, "Value": value, "Year": year}

@@ -7,7 +7,8 @@ from urllib.parse import urlencode
 import falcon
 import ujson
 
-from .body import read_body, read_json
+from . import csv_format
+from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
 from .cursor import InvalidCursor, decode_cursor, encode_cursor
 from .records import as_record, check_name, check_year, make_key, parse_value_update, InvalidRecord
 
@@ -15,11 +16,14 @@ from .records import as_record, check_name, check_year, make_key, parse_value_up
 PROBE_RECORD_KEY = make_key("BRZ", "NGDP_R", 2002)
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
-LIST_PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "limit", "offset", "cursor"})
+LIST_PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "limit", "offset", "cursor", "format"})
 # A page's cost grows with its offset (Redis reads past every skipped record); deeper pages follow
 # "next", whose cursor costs what a first page costs.
 MAX_OFFSET = 10000
-SERIES_PARAMETERS = frozenset({"from", "to"})
+SERIES_PARAMETERS = frozenset({"from", "to", "format"})
+# What a page or a series can be answered as, the default first: client_prefers() picks the first of equals.
+REPRESENTATIONS = (falcon.MEDIA_JSON, csv_format.MEDIA_TYPE)
+FORMATS = {"json": falcon.MEDIA_JSON, "csv": csv_format.MEDIA_TYPE}
 # The methods the challenge's Go reference routes on a path it does not know: it answers them 400.
 ROOT_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE"})
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -116,6 +120,23 @@ def root(req, resp, **params):
     raise falcon.HTTPNotFound()
 
 
+def _wants_csv(req, params):
+    """Whether to answer CSV: ``format=csv``, or an Accept header that prefers text/csv to JSON (q-values
+    weighed, as RFC 9110 says). Either way the answer varies with Accept."""
+    chosen = params.get("format")
+    if chosen is not None:
+        if chosen not in FORMATS:
+            raise falcon.HTTPBadRequest(description="format must be csv or json")
+        return FORMATS[chosen] == csv_format.MEDIA_TYPE
+    # Parsing Accept costs ~10 µs: only one that names a text type can prefer CSV.
+    return "text/" in req.accept and req.client_prefers(REPRESENTATIONS) == csv_format.MEDIA_TYPE
+
+
+def _csv(resp, records):
+    resp.content_type = csv_format.CONTENT_TYPE
+    resp.data = csv_format.write(records)
+
+
 class OpenAPI:
     """``GET /openapi.json``: the API's own description, kept in the repository beside this file."""
 
@@ -145,15 +166,22 @@ class RecordCollection:
             raise falcon.HTTPBadRequest(description=f'offset is at most {MAX_OFFSET}; follow "next" to page further')
         after = _cursor(params, offset)
         first, last = _year_range(params, _integer(params, "year"))
+        as_csv = _wants_csv(req, params)
         country, indicator = params.get("country"), params.get("indicator")
         # One record more than the page tells whether there is a next one.
         total, page = self._store.records(country and country.upper(), indicator and indicator.upper(),
                                           first, last, offset, limit + 1, **({} if after is None else {"after": after}))
+        resp.vary = ("Accept",)
         next_page = None
         if len(page) > limit:
             page = page[:limit]
             query = {name: value for name, value in params.items() if name not in ("offset", "cursor")}
             next_page = f"{req.path}?{urlencode({**query, 'limit': limit, 'cursor': encode_cursor(page[-1][0])})}"
+            # For the CSV answer too, which has no room for it in its body (RFC 8288).
+            resp.append_link(next_page, "next")
+        if as_csv:
+            _csv(resp, page)
+            return
         _json(resp, {"items": [as_record(key, value) for key, value in page],
                      "total": total, "limit": limit, "offset": offset, "next": next_page})
 
@@ -162,9 +190,10 @@ class RecordCollection:
     def on_post(self, req, resp):
         # The body is held only as an argument: when parse() returns, it and the parse are gone, and
         # only then is the reservation given back.
+        media_type = request_media_type(req, BULK_MEDIA_TYPES)
         with self._bodies.reserve() as reservation:
-            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation),
-                                              self._store.check_bulk_room)
+            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation, BULK_MEDIA_TYPES),
+                                              self._store.check_bulk_room, media_type)
         self._store.submit_bulk(records)
         _json(resp, {"msg": "In progress"}, falcon.HTTP_202)
 
@@ -211,11 +240,17 @@ class Series:
         self._store = store
 
     def on_get(self, req, resp, country, indicator):
-        first, last = _year_range(_query(req, SERIES_PARAMETERS))
+        params = _query(req, SERIES_PARAMETERS)
+        first, last = _year_range(params)
+        as_csv = _wants_csv(req, params)
         country, indicator = country.upper(), indicator.upper()
         values = self._store.series(country, indicator, first, last)
+        resp.vary = ("Accept",)
         if not values:
             raise falcon.HTTPNotFound()
+        if as_csv:
+            _csv(resp, [((country, indicator, year), value) for year, value in values])
+            return
         _json(resp, {"Country": country, "Indicator": indicator,
                      "Values": [{"Year": year, "Value": value} for year, value in values]})
 

@@ -29,7 +29,9 @@ def status_line(status: int) -> str:
     return _STATUS_LINES[status]
 
 
-TOO_MANY_CONNECTIONS = raw_response(503, "too many connections; retry later",
-                                    b"Retry-After: %d\r\n" % RETRY_AFTER_SECONDS)
+def too_many_connections(headers: bytes = b"") -> bytes:
+    """The answer to a connection past GROWTH_MAX_CONNECTIONS."""
+    return raw_response(503, "too many connections; retry later",
+                        b"Retry-After: %d\r\n%s" % (RETRY_AFTER_SECONDS, headers))
 # What pywsgi answers itself when the application fails before its response, in our words.
 APPLICATION_ERRORS = {400: "malformed request body", 500: "internal server error"}

@@ -12,6 +12,7 @@ The request head is read by ``head.py``, each connection served by ``handler.py`
 import errno
 import logging
 import resource
+import time
 
 import gevent
 from gevent.baseserver import parse_address
@@ -32,6 +33,8 @@ NOISY_LOG_SECONDS = 10.0
 # accept() failures that mean "out of a resource for now", not "broken".
 _RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 ACCEPT_PAUSE_SECONDS = 0.1
+# How often shutdown looks for connections that became idle or stalled.
+DRAIN_CHECK_SECONDS = 0.1
 
 log = logging.getLogger("growth_gevent")
 
@@ -73,18 +76,26 @@ class GrowthServer(WSGIServer):
             self.start_accepting()
 
     def drain(self, timeout):
-        """Stop accepting, close connections that wait on their client, let requests in flight finish.
+        """Stop accepting, close connections that wait on their client with nothing owed to them (at once,
+        and then as they stall), let requests in flight finish.
 
         Returns False when requests were still running after ``timeout`` seconds (they are killed).
         """
         self.draining = True
         self.close()
         log.info("shutting down: stopped accepting, finishing %d connections", len(self.connections))
-        for handler in list(self.connections):
-            handler.close_if_waiting()
+        reaper = gevent.spawn(self._close_idle_and_stalled)
         finished = self.pool.join(timeout=timeout)
+        reaper.kill()
         self.pool.kill(block=True, timeout=1)
         return finished
+
+    def _close_idle_and_stalled(self):
+        while True:
+            now = time.monotonic()
+            for handler in list(self.connections):
+                handler.close_if_idle_or_stalled(now)
+            gevent.sleep(DRAIN_CHECK_SECONDS)
 
 
 def connection_cap(configured):

@@ -1,4 +1,4 @@
-"""Fixtures, and the markers ``live`` and ``fuzz`` (pytest.ini) given to the tests that need them."""
+"""Fixtures, and the markers ``live`` and ``fuzz`` (pyproject.toml) given to the tests that need them."""
 
 import json
 
@@ -7,13 +7,15 @@ import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
+from fake_redis import FakeRedis
 from live import LiveServer
 from redis_server import RedisServer
+from redis_support import open_store
 from support import SAMPLE, STORES, make_store, two_workers_on_redis
 
 # Fixtures that start a process (a server, redis-server, the data generator), directly or through
 # those they use; tests that start one themselves are marked where they are written.
-LIVE_FIXTURES = frozenset({"redis_server", "servers", "server", "workers", "deployment", "own_redis",
+LIVE_FIXTURES = frozenset({"redis_server", "servers", "server", "workers", "deployment", "own_redis", "fresh",
                            "self_signed_redis", "bulk_file"})
 
 
@@ -37,6 +39,31 @@ def redis_server():
     server = RedisServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def own_redis():
+    """A redis-server of the test's own, to stop, restart, pause or reconfigure."""
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake():
+    """A fake Redis in this process (tests/fake_redis.py)."""
+    fake = FakeRedis()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def fresh(redis_server):
+    """A Redis store (short timeouts, small chunks) on the session's Redis, flushed."""
+    redis_server.flush()
+    store = open_store(redis_server)
+    yield store
+    store.close()
 
 
 @pytest.fixture(params=STORES)

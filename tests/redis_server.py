@@ -6,8 +6,10 @@ import socket
 import subprocess
 
 import redis
-
 from polling import wait_for
+
+from growth_gevent.config import Config
+from growth_gevent.stores.redis import RedisStore
 
 START_SECONDS = 10
 
@@ -16,6 +18,15 @@ def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def open_redis_store(url, **options):
+    """A RedisStore on ``url`` with the settings' defaults, but for ``options``."""
+    defaults = Config()
+    return RedisStore(url, **{"pool_size": defaults.redis_pool_size, "timeout": defaults.redis_timeout,
+                              "chunk_size": defaults.bulk_chunk_records, "queue_records": defaults.bulk_queue_records,
+                              "cache_stale_seconds": defaults.redis_cache_stale_seconds,
+                              "verify_tls": defaults.redis_tls_verify, **options})
 
 
 class RedisServer:

@@ -10,6 +10,7 @@ from growth_gevent.cli import open_store
 from growth_gevent.config import Config
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
+from redis_server import open_redis_store
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
@@ -28,7 +29,7 @@ def make_store(kind, request, **options):
         return memory_store(bulk_chunk_records=4, **options)
     server = request.getfixturevalue("redis_server")
     server.flush()
-    return RedisStore(server.url, pool_size=8, timeout=2, chunk_size=4, **options)
+    return open_redis_store(server.url, pool_size=8, timeout=2, chunk_size=4, **options)
 
 
 def memory_store(**settings) -> MemoryStore:

@@ -10,7 +10,7 @@ import pytest
 import webtest
 from gevent.event import Event
 
-from redis_server import RedisServer
+from redis_server import RedisServer, open_redis_store
 from support import STORES_ISSUE_20, load, make_store, memory_store, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
@@ -18,7 +18,6 @@ from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
 from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.stores.memory import MemoryStore
-from growth_gevent.stores.redis import RedisStore
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
@@ -39,7 +38,7 @@ class TestReadiness:
     @pytest.mark.live
     def test_not_ready_while_redis_is_stopped_and_ready_again_once_it_is_back(self, config):
         server = RedisServer().start()
-        store = RedisStore(server.url, pool_size=2, timeout=1, chunk_size=4)
+        store = open_redis_store(server.url, pool_size=2, timeout=1, chunk_size=4)
         try:
             client = webtest.TestApp(create_app(store, config))
             assert client.get("/ready").json == {"msg": "ready"}
@@ -156,10 +155,10 @@ class TestBulkPost:
         assert set(response.json) == {"msg"}
 
     @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded",
-                                              "application/jsonx", ""])
+                                              "application/jsonx", "text/csvx", ""])
     def test_another_content_type_is_415(self, client, content_type):
         response = client.post("/api/v1/growth", b"[]", headers={"Content-Type": content_type}, status=415)
-        assert response.json == {"msg": "Content-Type must be application/json"}
+        assert response.json == {"msg": "Content-Type must be application/json or text/csv"}
 
     def test_a_body_over_the_limit_is_413(self, client, config, store):
         body = b"[" + b" " * config.max_body_bytes + b"]"
@@ -337,7 +336,7 @@ class TestSeries:
     @pytest.mark.parametrize("query, message", [
         ("from=abc", "from must be an integer"), ("to=20.5", "to must be an integer"),
         ("from=%202002", "from must be an integer"), ("from=1&from=2", "query parameter 'from' is given more than once"),
-        ("year=2002", "unknown query parameter 'year'; known: from, to"),
+        ("year=2002", "unknown query parameter 'year'; known: format, from, to"),
     ])
     def test_bad_parameters_are_400(self, loaded, query, message):
         assert loaded.get(f"/api/v1/growth/BRZ/NGDP_R?{query}", status=400).json == {"msg": message}
@@ -388,7 +387,8 @@ class TestList:
         ("limit=ten", "limit must be an integer"), ("offset=-1", "offset must be at least 0"),
         ("offset=1e3", "offset must be an integer"), ("year=twenty", "year must be an integer"),
         ("from=1.5", "from must be an integer"), ("sort=year", "unknown query parameter 'sort'; "
-                                                              "known: country, cursor, from, indicator, limit, offset, to, year"),
+                                                              "known: country, cursor, format, from, indicator, limit, offset, to, "
+                                                              "year"),
         ("country=a&country=b", "query parameter 'country' is given more than once"),
         ("year=" + "1" * 5000, "year is out of range"),
     ])

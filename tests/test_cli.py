@@ -9,12 +9,13 @@ import sys
 
 import pytest
 
-from support import ROOT
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
-from growth_gevent.stores.redis import RedisStore
 from growth_gevent.snapshot import read_snapshot, write_snapshot
-from live import start_fails, wait_for
+from redis_server import open_redis_store
 from scripts.generate_data import generate
+
+from live import start_fails, wait_for
+from support import ROOT
 
 
 @pytest.mark.live
@@ -91,7 +92,8 @@ def test_a_restart_on_the_snapshot_keeps_every_record(servers, big_records, tmp_
     assert (status["msg"], status["count"], status["test value"]) == ("complete", len(expected), 1.5)
     assert second.request_json("GET", "/api/v1/growth/NEW/ONE/1999")[1]["Value"] == 2
     deleted = big_records[100]
-    assert second.request("GET", f"/api/v1/growth/{deleted['Country']}/{deleted['Indicator']}/{deleted['Year']}")[0] == 404
+    deleted_path = f"/api/v1/growth/{deleted['Country']}/{deleted['Indicator']}/{deleted['Year']}"
+    assert second.request("GET", deleted_path)[0] == 404
 
 
 def test_with_a_1s_interval_a_kill_9_keeps_what_was_written_before(servers, tmp_path):
@@ -120,10 +122,12 @@ def test_a_kill_9_while_a_snapshot_is_written_leaves_the_previous_one_whole(serv
     server.wait_until_complete()
     server.wait_for_line(f"snapshot written: {BIG} records", 10)
 
-    def frozen_while_writing(value=iter(range(1000))):
+    values = iter(range(1000))
+
+    def frozen_while_writing():
         """Change a record, freeze the server once its next snapshot's temporary file exists, and
         say whether it still does (frozen mid-write) or the rename came first (let it go on)."""
-        server.request_json("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", {"value": next(value)})
+        server.request_json("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", {"value": next(values)})
         wait_for(temporary.exists, timeout=10, interval=0.001)
         server.process.send_signal(signal.SIGSTOP)
         if temporary.exists():
@@ -220,7 +224,7 @@ def test_a_redis_database_the_server_does_not_have_stops_start_up(redis_server, 
 def test_a_redis_that_holds_records_is_not_given_the_preload_and_without_one_nothing_is_said(servers, redis_server,
                                                                                                  tmp_path):
     redis_server.flush()
-    holder = RedisStore(redis_server.url, pool_size=1, timeout=2)
+    holder = open_redis_store(redis_server.url, pool_size=1)
     holder.put(("A", "B", 1), 1)
     holder.close()
     preload = tmp_path / "preload.json"

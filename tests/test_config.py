@@ -1,9 +1,9 @@
+import importlib.util
 import re
 
 import pytest
 
-from growth_gevent.config import (DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_MAX_BODY_BYTES, Config,
-                                  ConfigError)
+from growth_gevent.config import DEFAULT_BULK_CHUNK_RECORDS, DEFAULT_MAX_BODY_BYTES, Config, ConfigError
 
 
 def test_defaults_when_the_environment_is_empty():
@@ -106,3 +106,14 @@ def test_several_workers_on_the_memory_store_are_refused_with_the_reason():
 def test_snapshots_are_refused_with_redis_whose_persistence_is_its_own():
     with pytest.raises(ConfigError, match="GROWTH_SNAPSHOT is for the in-memory store"):
         Config.from_env({"GROWTH_STORE": "redis://h", "GROWTH_SNAPSHOT": "/d/s"})
+
+
+def test_redis_without_its_client_installed_is_refused_naming_what_is_missing(monkeypatch):
+    """The Docker image's default target has no Redis client: a clear exit 2, not a traceback at start."""
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "hiredis" else find_spec(name))
+    with pytest.raises(ConfigError, match=r"the Redis client \(hiredis\) is not installed here: the Docker "
+                                          "image's default target is the in-memory store only, build it with "
+                                          "--target redis"):
+        Config.from_env({"GROWTH_STORE": "redis://h"})
+    assert Config.from_env({}).store_url is None

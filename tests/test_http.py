@@ -18,6 +18,8 @@ from live import LiveServer, closed_by_peer, read_response, wait_for
 from test_head import INVALID as INVALID_HEADS
 from test_head import INVALID_MAX_HEADER_BYTES
 
+from scripts.generate_data import generate
+
 pytestmark = pytest.mark.live  # every test here starts a server process
 
 RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"
@@ -169,7 +171,7 @@ def rss_bytes(pid):
 
 
 @pytest.mark.parametrize("server", [{"GROWTH_MAX_CONNECTIONS": str(IDLE_CAP)}], indirect=True)
-def test_thousands_of_idle_connections_are_held_past_five_seconds_and_the_cap_still_answers_503(server):
+def test_thousands_of_idle_connections_are_held_past_five_seconds_the_cap_answers_503_a_stop_closes_them(server):
     idle = [server.socket() for _ in range(10)]  # the first connections warm the process up
     for sock in idle:
         sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -193,9 +195,13 @@ def test_thousands_of_idle_connections_are_held_past_five_seconds_and_the_cap_st
     sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
     assert read_response(sock)[0] == 200
     assert not readable(idle[1:])  # none closed by the server
-    for sock in idle:
-        sock.close()
-    assert wait_for(lambda: server.request("GET", "/ping") == (200, b"pong"))
+    # A stop closes every one at once, descriptors past select()'s 1024 included.
+    started = time.monotonic()
+    server.terminate()
+    assert server.wait_exit(5) == 0
+    print(f"SIGTERM -> exit 0 in {(time.monotonic() - started) * 1000:.0f} ms with {IDLE_CAP} idle connections")
+    assert len(readable(idle)) == IDLE_CAP
+    assert not [line for line in server.lines if "Traceback" in line]
 
 
 def readable(sockets):
@@ -313,6 +319,85 @@ def test_sighup_is_a_graceful_stop_and_usr1_usr2_are_ignored(tmp_path):
         assert restarted.request_json("GET", RECORD)[1]["Value"] == 1.5
     finally:
         restarted.stop()
+
+
+def bulk_post_head(length):
+    return post_head(HOST, JSON, b"Content-Length: %d" % length)
+
+
+def test_sigterm_lets_an_upload_whose_bytes_keep_arriving_finish(server):
+    payload = json.dumps(generate(42450, seed=2002)).encode()  # 3 MB, the challenge's size
+    slices = [payload[len(payload) * i // 10:len(payload) * (i + 1) // 10] for i in range(10)]
+    upload = server.socket()
+    upload.sendall(bulk_post_head(len(payload)))
+    for index, part in enumerate(slices):  # ten slices over a second
+        upload.sendall(part)
+        if index == 2:
+            server.terminate()
+            server.wait_for_line("shutting down", 5)
+        time.sleep(0.1)  # the client's pace, not a wait for the server
+    status, _, body = read_response(upload)
+    assert (status, json.loads(body)) == (202, {"msg": "In progress"})
+    assert server.wait_exit(15) == 0
+
+
+def test_sigterm_closes_idle_and_stalled_connections_at_once(server):
+    idle = server.connection()
+    idle.request("GET", "/ping")
+    idle.getresponse().read()
+    stalled = server.socket()
+    stalled.sendall(bulk_post_head(100000) + b"[{")
+    sent = time.monotonic()
+    assert server.request("GET", "/ping") == (200, b"pong")  # the stalled head has been read
+    wait_for(lambda: time.monotonic() - sent > 1.2, interval=0.05)  # past the 1 s grace, nothing sent
+    started = time.monotonic()
+    server.terminate()
+    assert wait_for(lambda: closed_by_peer(idle.sock) and closed_by_peer(stalled), timeout=5)
+    closed = time.monotonic() - started
+    assert server.wait_exit(5) == 0
+    stopped = time.monotonic() - started
+    print(f"\nidle and stalled connections closed {closed * 1000:.0f} ms after SIGTERM, exit after "
+          f"{stopped * 1000:.0f} ms")
+    assert stopped < 1.0
+
+
+ROUTER_ID = "7f1c4e0a-9b2d-4c1e-8f3a-2d6b5e9c0a11"  # a Heroku router's X-Request-ID is a UUID
+
+
+def get_ping(sock, *headers):
+    sock.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n" + b"".join(h + b"\r\n" for h in headers) + b"\r\n")
+    return read_response(sock)
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_ACCESS_LOG": "on"}], indirect=True)
+def test_x_request_id_is_echoed_or_made_returned_and_logged(server):
+    sock = server.socket()
+    assert get_ping(sock, b"X-Request-ID: " + ROUTER_ID.encode())[1]["x-request-id"] == ROUTER_ID
+    made = get_ping(sock)[1]["x-request-id"]
+    assert re.fullmatch("[0-9a-f]{32}", made)
+    for invalid in [b"short", b"x" * 201, b"a space in an id of twenty", b"quote\"in-an-id-of-twenty",
+                    b"caf\xe9-in-an-id-of-twenty-chars"]:
+        replaced = get_ping(sock, b"X-Request-ID: " + invalid)[1]["x-request-id"]
+        assert re.fullmatch("[0-9a-f]{32}", replaced) and replaced != made
+    two = get_ping(sock, b"X-Request-ID: " + ROUTER_ID.encode(), b"X-Request-ID: " + ROUTER_ID.encode())
+    assert two[1]["x-request-id"] != ROUTER_ID  # which one? neither: a new one
+    assert server.wait_for_line(f"logger=growth_gevent.access request_id={ROUTER_ID} method=GET path=/ping ", 5)
+    assert server.wait_for_line(f"logger=growth_gevent.access request_id={made} method=GET path=/ping ", 5)
+    refused = server.socket()  # a request refused before the app: its answer and its log line share one id
+    refused.sendall(post_head(HOST, b"X-Request-ID: " + ROUTER_ID.encode(), b"Content-Length: 2",
+                              b"Content-Length: 2") + b"[]")
+    status, headers, _ = read_response(refused)
+    assert status == 400 and re.fullmatch("[0-9a-f]{32}", headers["x-request-id"])
+    assert server.wait_for_line(f"logger=growth_gevent.http request_id={headers['x-request-id']} "
+                                f"msg=\"bad request from 127.0.0.1: more than one Content-Length\"", 5)
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_CONNECTIONS": "1"}], indirect=True)
+def test_the_answer_past_the_connection_cap_has_a_request_id_too(server):
+    held = server.socket()
+    get_ping(held)
+    status, headers, _ = get_ping(server.socket())
+    assert status == 503 and re.fullmatch("[0-9a-f]{32}", headers["x-request-id"])
 
 
 def read_to_end(sock):

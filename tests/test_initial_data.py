@@ -7,11 +7,12 @@ import re
 
 import pytest
 
-from support import SAMPLE, memory_store
 from growth_gevent.config import Config
 from growth_gevent.initial_data import PreloadWatch, read_preload, seed_store
 from growth_gevent.records import InvalidRecord
-from growth_gevent.stores.redis import RedisStore
+from redis_server import open_redis_store
+
+from support import SAMPLE, memory_store
 
 
 def test_an_empty_store_is_given_the_preload_file_and_one_that_holds_records_is_not(caplog):
@@ -54,7 +55,7 @@ def test_the_watch_logs_the_same_error_once_and_again_at_once_after_a_success(tm
 
 def test_the_preload_watch_loads_a_store_that_lost_its_data_once_and_one_emptied_by_clients_never(redis_server):
     redis_server.flush()
-    stores = [RedisStore(redis_server.url, pool_size=2, timeout=2) for _ in range(2)]
+    stores = [open_redis_store(redis_server.url, pool_size=2) for _ in range(2)]
     watches = [PreloadWatch(store, str(SAMPLE)) for store in stores]
     try:
         watches[0].check()

@@ -215,7 +215,7 @@ def test_fuzz_conforms_to_the_document(case, fuzzed_store):
 
 RAW_EXAMPLES = 1000
 RAW_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
-LIST_PARAMETERS = ("country", "indicator", "year", "from", "to", "limit", "offset", "cursor")
+LIST_PARAMETERS = ("country", "indicator", "year", "from", "to", "limit", "offset", "cursor", "format")
 _LONG_DIGITS = "1" * 4301  # one digit more than Python's int() reads from a string by default
 
 
@@ -312,7 +312,10 @@ _body = st.one_of(
     st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(), _json_value).map(
         lambda value: json.dumps({"value": value})),
     st.sampled_from(["NaN", "1e400", "[1e400]", '{"value": 1e400}', '{"value": NaN}', "[" * 3000, "[] x",
-                     '{"value": ' + _LONG_DIGITS + "}", '"\\ud800"', "\ufeff[]", "x" * (FUZZ_MAX_BODY_BYTES + 1)]),
+                     '{"value": ' + _LONG_DIGITS + "}", '"\\ud800"', "\ufeff[]", "x" * (FUZZ_MAX_BODY_BYTES + 1),
+                     "Country,Indicator,Value,Year\r\nbrz,ngdp_r,1.5,2002\r\n", "Year,Value,Country,Indicator\n1,2,a,b",
+                     'Country,Indicator,Value,Year\r\n"A,B",x,1e400,1\r\n', 'Country,Indicator,Value,Year\r\n"open',
+                     "\ufeffCountry,Indicator,Value,Year\r\nA,B,1,1", "Country,Indicator,Value,Year\r\n" + "," * 3000]),
 ).map(lambda body: body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body)
 _BODIES = {
     "POST": _mostly(st.lists(_valid_record, max_size=4).map(lambda records: json.dumps(records).encode()), _body),
@@ -321,7 +324,8 @@ _BODIES = {
 }
 _json_content_type = st.sampled_from(["application/json", "application/json; charset=utf-8", "APPLICATION/JSON"])
 _content_type = st.one_of(_json_content_type, st.sampled_from(
-    [None, "application/json;", "text/plain", "application/x-www-form-urlencoded", "application/jsonx", ""]))
+    [None, "application/json;", "text/plain", "application/x-www-form-urlencoded", "application/jsonx", "",
+     "text/csv", "text/csv; charset=utf-8"]))
 # Mostly a documented operation (its path filled in, mostly plausible values), sometimes anything at all.
 _operation_request = st.sampled_from(sorted(_document_operations())).flatmap(lambda operation: st.tuples(
     st.just(operation[1]),

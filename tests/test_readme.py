@@ -33,8 +33,14 @@ def test_the_walkthrough_has_steps():
     assert len(walkthrough_steps()) >= 10
 
 
-def test_every_walkthrough_command_prints_what_the_readme_shows(server):
+def run_walkthrough(port):
+    """Run every walkthrough command against the fresh server on ``port`` (tests/test_docker.py's
+    container too); each must print what the README shows."""
     for command, expected in walkthrough_steps():
-        command = command.replace("localhost:8080", f"127.0.0.1:{server.port}")
+        command = command.replace("localhost:8080", f"127.0.0.1:{port}")
         result = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=30)
         assert result.stdout == expected, command
+
+
+def test_every_walkthrough_command_prints_what_the_readme_shows(server):
+    run_walkthrough(server.port)

@@ -7,6 +7,8 @@ finite JSON numbers. A store knows nothing of HTTP.
 import abc
 from dataclasses import dataclass
 
+from ..records import Key, Number, Record
+
 IDLE = "idle"
 IN_PROGRESS = "in progress"
 COMPLETE = "complete"
@@ -26,7 +28,8 @@ class BulkStatus:
     jobs_failed: int = 0  # given up on (Redis: moved to the dead-letter key); not counted in jobs_applied
 
     @classmethod
-    def of(cls, applied, total, jobs_accepted, jobs_applied, records_applied, records_waiting=0, jobs_failed=0):
+    def of(cls, applied: int, total: int, jobs_accepted: int, jobs_applied: int, records_applied: int,
+           records_waiting: int = 0, jobs_failed: int = 0) -> "BulkStatus":
         """The status these counts describe: idle before any job, complete once every job is applied
         or given up on."""
         if not jobs_accepted:
@@ -45,7 +48,7 @@ class BulkQueueFull(Exception):
     are estimated from above), the records accepted and not yet applied would pass the queue's limit.
     Worth retrying once the queue has drained."""
 
-    def __init__(self, pending, limit, records):
+    def __init__(self, pending: int, limit: int, records: int):
         super().__init__(f"bulk queue is full: {pending} records waiting to be applied and this load holds up to "
                          f"{records} (limit {limit})")
         self.pending = pending
@@ -73,29 +76,32 @@ class Store(abc.ABC):
     """What the resources need of a store, whatever holds the data."""
 
     @abc.abstractmethod
-    def get(self, key):
+    def get(self, key: Key) -> Number | None:
         """The value stored under ``key``, or None."""
 
     @abc.abstractmethod
-    def put(self, key, value):
+    def put(self, key: Key, value: Number) -> bool:
         """Store ``value``; return True when the key is new, False when a value was replaced.
 
         A key that is not stored raises :class:`StoreFull` when ``size() >= max_records``."""
 
     @abc.abstractmethod
-    def delete(self, key):
+    def delete(self, key: Key) -> bool:
         """Remove ``key``; return False when it was absent."""
 
     @abc.abstractmethod
-    def size(self):
+    def size(self) -> int:
         """How many records are stored."""
 
     @abc.abstractmethod
-    def series(self, country, indicator, first=None, last=None):
+    def series(self, country: str, indicator: str, first: int | None = None,
+               last: int | None = None) -> list[tuple[int, Number]]:
         """``[(year, value), ...]`` of one series, by year, ``first <= year <= last`` where given."""
 
     @abc.abstractmethod
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
+    def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+                last: int | None = None, offset: int = 0, limit: int = 100,
+                after: Key | None = None) -> tuple[int, list[Record]]:
         """``(total, [(key, value), ...])``: how many records match, and one page of them.
 
         Records are ordered by country, indicator (code point order) and year (as a number); ``None``
@@ -104,7 +110,7 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
-    def submit_bulk(self, records, initial=False):
+    def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:
         """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number.
 
         The queue is bounded by the store's ``queue_records``: when the records accepted and not yet
@@ -122,33 +128,33 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
-    def check_bulk_room(self, records):
+    def check_bulk_room(self, records: int) -> None:
         """Raise now what :meth:`submit_bulk` would raise for a job of ``records`` records
         (:class:`BulkQueueFull`, :class:`StoreFull`, :class:`WritesRefused`), so that a body is not parsed only to be
         refused; :meth:`submit_bulk` decides again, since the queue may fill in between."""
 
     @abc.abstractmethod
-    def bulk_status(self):
+    def bulk_status(self) -> BulkStatus:
         """A :class:`BulkStatus`, ``records_waiting`` and ``jobs_failed`` included."""
 
     @abc.abstractmethod
-    def wait_idle(self, timeout=None):
+    def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until every accepted bulk job is applied; False if ``timeout`` passed first, or at once
         when the store cannot be reached."""
 
-    def close(self):
+    def close(self) -> None:  # noqa: B027 (a store that holds nothing need not override it)
         """Release what the store holds (connections, greenlets)."""
 
-    def needs_initial_data(self):
+    def needs_initial_data(self) -> bool:
         """True when the store lost its data while the service ran (a Redis restarted empty), so that
         initial data should be loaded again."""
         return False
 
-    def snapshot_status(self):
+    def snapshot_status(self) -> dict[str, float | str | None] | None:
         """``{"last snapshot": unix time or None, "snapshot error": str or None}``; None when this
         store takes no snapshots."""
         return None
 
-    def writes_refused(self):
+    def writes_refused(self) -> str | None:
         """Why writes are refused (:class:`WritesRefused`), or None when they are accepted."""
         return None

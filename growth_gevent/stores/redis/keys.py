@@ -1,0 +1,65 @@
+"""The key layout of the Redis store, and the bulk chunks as the apply script reads them.
+
+- ``growth:s:{COUNTRY}/{INDICATOR}``: hash, year -> value as its JSON text, so that it comes back with
+  its type and every digit (names cannot hold a ``/``)
+- ``growth:i:{COUNTRY}``: sorted set of the country's indicators (all scores 0: ordered by name)
+- ``growth:countries``: sorted set of the countries that have records
+- ``growth:size``: how many records there are
+- ``growth:jobs``: accepted bulk jobs, oldest first; ``growth:job:{N}``: the chunks of job N not yet
+  applied, each a JSON array ``[country, indicator, ["year", "value", ...], ...]``: consecutive records
+  of one series are one group, written with one ``HSET``; numbers are JSON strings of their JSON text,
+  since Lua's cjson would turn JSON numbers into doubles
+- ``growth:remaining``: hash, job N -> its records not yet applied, while it is queued
+- ``growth:bulk``: hash, the bulk status: jobs accepted, applied and failed, records applied and
+  ``pending`` (accepted, not yet applied: what the queue bound counts), the latest job's counts, the
+  failed attempts of the chunk at the head of the queue, and ``initial`` once initial data was queued
+- ``growth:dead``: ids of the jobs given up on, oldest first; ``growth:dead:{N}``: job N's chunks not
+  applied, the failing one first, kept for inspection; ``growth:dead:errors``: hash, job N -> its error
+
+A record is one hash field, a series one hash, a country slice one sorted set and its hashes: no
+request walks keys it does not need.
+"""
+
+import ujson
+
+PREFIX = "growth:"
+SERIES_PREFIX = PREFIX + "s:"
+COUNTRIES = PREFIX + "countries"
+SIZE = PREFIX + "size"
+JOBS = PREFIX + "jobs"
+BULK = PREFIX + "bulk"
+REMAINING = PREFIX + "remaining"
+DEAD = PREFIX + "dead"
+DEAD_ERRORS = DEAD + ":errors"
+# Fields of one HSET in a bulk chunk: Lua's unpack() takes at most 8,000 values.
+MAX_GROUP_FIELDS = 4000
+
+
+def series_key(country: str, indicator: str) -> str:
+    return f"{SERIES_PREFIX}{country}/{indicator}"
+
+
+def record_keys(country: str, indicator: str) -> list[str]:
+    """The KEYS of the put and delete scripts."""
+    return [series_key(country, indicator), f"{PREFIX}i:{country}", COUNTRIES, SIZE]
+
+
+def encode_chunk(records) -> str:
+    """One bulk chunk as the apply script reads it (see the layout of ``growth:job:{N}`` above)."""
+    groups = []
+    series = fields = None
+    for (country, indicator, year), value in records:
+        if (country, indicator) != series or len(fields) == MAX_GROUP_FIELDS:
+            series, fields = (country, indicator), []
+            groups.append((country, indicator, fields))
+        fields += (year, value)
+    parts = []
+    for country, indicator, fields in groups:
+        # ujson writes the numbers' exact text, in C; a number holds no comma, so quoting them is a replace.
+        numbers = ujson.dumps(fields)[1:-1].replace(",", '","')
+        parts.append(f'{_name_json(country)},{_name_json(indicator)},["{numbers}"]')
+    return "[" + ",".join(parts) + "]"
+
+
+def _name_json(name):
+    return ujson.dumps(name, ensure_ascii=False)

@@ -1,0 +1,317 @@
+"""The Redis store: the memory store's contract, shared by every worker process and machine.
+
+Bulk jobs are queued whole in one script; any worker then applies the oldest job's next chunk, one
+script per chunk that removes the chunk as it applies it, so jobs are applied in order, each chunk
+exactly once, and a job whose worker died is finished by another. A chunk that fails CHUNK_ATTEMPTS
+times (malformed, or a key of another type in the way) moves its job to the dead letters, so that later
+jobs proceed. The keys are in :mod:`.keys`, the scripts in :mod:`.scripts`.
+"""
+
+import functools
+import logging
+import time
+
+import gevent
+import redis
+import ujson
+from gevent.event import Event
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from ...logs import ThrottledLog
+from ...loop import let_io_run
+from ..base import BulkQueueFull, BulkStatus, Store, StoreUnavailable
+from . import scripts
+from .cache import ReadCache
+from .connection import open_connection
+from .keys import (
+    BULK,
+    COUNTRIES,
+    DEAD,
+    DEAD_ERRORS,
+    JOBS,
+    PREFIX,
+    REMAINING,
+    SIZE,
+    encode_chunk,
+    record_keys,
+    series_key,
+)
+from .shared_connection import SharedConnection
+
+# Times a chunk's script may fail before its job is moved to the dead letters: a failure inside the
+# script (a malformed chunk, a key of another type) fails again, so a few attempts are enough.
+CHUNK_ATTEMPTS = 3
+# Log lines about failing bulk chunks, at most, per window: each failure is said until then, and the
+# next line says how many were not.
+FAILURE_LOG_LINES = 10
+FAILURE_LOG_WINDOW_SECONDS = 60.0
+# Records a list query examines per script, each series it reads counting SCAN_SERIES_COST more (reading a
+# series costs about as much as reading that many years): about 3 ms of Redis time (see records()).
+SCAN_BUDGET = 10_000
+SCAN_SERIES_COST = 4
+# How often an idle worker looks for queued jobs that no worker is applying (one script call).
+QUEUE_POLL_SECONDS = 1.0
+WAIT_POLL_SECONDS = 0.005
+
+log = logging.getLogger("growth_gevent")
+
+# Redis answers that mean "not now" rather than "wrong": unreachable, out of memory, loading, a
+# replica, a cluster resharding; and BUSY (a long script), which redis-py has no class for.
+_UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.OutOfMemoryError,
+                redis.exceptions.ReadOnlyError, redis.exceptions.MasterDownError,
+                redis.exceptions.TryAgainError)
+_BUSY = "BUSY "
+_NO_SUCH_DATABASE = "DB index is out of range"
+
+
+def _available(method):
+    """Redis being down, full or read-only is :class:`StoreUnavailable`; anything else is a bug."""
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except _UNAVAILABLE as error:
+            raise StoreUnavailable(f"redis: {error}") from None
+        except redis.ResponseError as error:
+            if not str(error).startswith(_BUSY):
+                raise
+            raise StoreUnavailable(f"redis: {error}") from None
+    return wrapper
+
+
+class RedisStore(Store):
+    """The store in Redis, shared by every worker process and machine.
+
+    Requests (records read and written, size, series, list queries, the bulk status and the queue's
+    room) go through one :class:`SharedConnection`, first come first served, record reads first
+    through a :class:`ReadCache` (one more connection); queuing and applying bulk loads and the
+    start-up checks through redis-py's blocking pool of ``pool_size`` connections, where a greenlet
+    waits up to ``timeout`` seconds for a free connection. Past ``timeout`` without an answer, or when
+    Redis refuses, a call raises :class:`StoreUnavailable`.
+    Nothing is retried once sent: a script whose answer was lost may have run, and running it again
+    would answer wrongly (a second PUT's 200 for a created record) or queue a bulk job twice. A
+    connection that Redis closed is replaced before anything is written to it (the pool checks each
+    one it hands out, the shared connection one that had nothing in flight), so the first request after a
+    Redis restart succeeds anyway.
+    """
+
+    def __init__(self, url: str, *, pool_size: int, timeout: float, chunk_size: int, queue_records: int,
+                 cache_stale_seconds: float, verify_tls: bool):
+        """``chunk_size``: records per bulk chunk (one script each); ``queue_records``: the bound of
+        :meth:`submit_bulk`, on every worker's jobs together; ``cache_stale_seconds``: that of
+        :class:`ReadCache` for record reads, 0 for no cache (while reads use it, a PING goes to Redis
+        every quarter of it); ``verify_tls``: False accepts any certificate of a ``rediss://`` server."""
+        # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
+        tls = {} if verify_tls or not url.lower().startswith("rediss://") else {"ssl_cert_reqs": "none"}
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=pool_size, timeout=timeout, socket_timeout=timeout,
+            socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0), **tls)
+        self._redis = redis.Redis(connection_pool=pool)
+        self._chunk_size = chunk_size
+        self._queue_records = queue_records
+        self._enqueue = self._redis.register_script(scripts.ENQUEUE.source)
+        self._apply_next_chunk = self._redis.register_script(scripts.APPLY_NEXT_CHUNK.source)
+        connect = functools.partial(open_connection, redis.connection.parse_url(url), timeout, verify_tls)
+        self._shared = SharedConnection(connect, timeout)
+        self._cache = ReadCache(connect, timeout, cache_stale_seconds) if cache_stale_seconds else None
+        self._wake = Event()
+        self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS, log)
+        self._applier = gevent.spawn(self._apply_queued_jobs)
+
+    @_available
+    def ping(self):
+        """Raises ValueError when the URL names a database the server does not have: a setting to fix,
+        not an outage."""
+        try:
+            self._redis.ping()
+        except redis.ResponseError as error:
+            if not str(error).startswith(_NO_SUCH_DATABASE):
+                raise
+            raise ValueError(self._no_such_database()) from None
+
+    def _no_such_database(self):
+        pool = self._redis.connection_pool
+        database = pool.connection_kwargs.get("db", 0)
+        # CONFIG may be refused (managed Redis services rename it): the message then goes without the count.
+        first_database = redis.ConnectionPool(connection_class=pool.connection_class,
+                                              **{**pool.connection_kwargs, "db": 0})
+        try:
+            count = int(redis.Redis(connection_pool=first_database).config_get("databases")["databases"])
+        except (redis.RedisError, KeyError):
+            return f"the Redis URL selects database {database}, which the server does not have"
+        finally:
+            first_database.disconnect()
+        return f"the Redis URL selects database {database}, but the server has {count} (0 to {count - 1})"
+
+    @_available
+    def get(self, key):
+        country, indicator, year = key
+        series = series_key(country, indicator)
+        if self._cache is None:
+            return self._read(series, year)
+        return self._cache.get(series, year, lambda: self._read(series, year))
+
+    def _read(self, series, year):
+        raw = self._shared.call("HGET", series, year)
+        return None if raw is None else ujson.loads(raw)
+
+    @_available
+    def put(self, key, value):
+        country, indicator, year = key
+        keys = record_keys(country, indicator)
+        try:
+            return self._run(scripts.PUT, keys, [year, ujson.dumps(value), country, indicator]) == 1
+        finally:
+            self._forget(keys[0])
+
+    @_available
+    def delete(self, key):
+        country, indicator, year = key
+        keys = record_keys(country, indicator)
+        try:
+            return self._run(scripts.DELETE, keys, [year, country, indicator]) == 1
+        finally:
+            self._forget(keys[0])
+
+    def _run(self, script, keys, arguments):
+        """A script's reply, through the shared connection."""
+        return script.run(self._shared.call, keys, arguments)
+
+    def _forget(self, series):
+        # Also when the write failed: its answer may have been lost after it was made.
+        if self._cache is not None:
+            self._cache.forget(series)
+
+    @_available
+    def size(self):
+        return int(self._shared.call("GET", SIZE) or 0)
+
+    @_available
+    def series(self, country, indicator, first=None, last=None):
+        key = series_key(country, indicator)
+        if first is not None and first == last:
+            raw = self._shared.call("HGET", key, first)
+            return [] if raw is None else [(first, ujson.loads(raw))]
+        flat = self._shared.call("HGETALL", key)
+        values = sorted((int(flat[k]), flat[k + 1]) for k in range(0, len(flat), 2))
+        return [(year, ujson.loads(raw)) for year, raw in values
+                if (first is None or year >= first) and (last is None or year <= last)]
+
+    @_available
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+        """Read in scripts of about SCAN_BUDGET records each, so that a query across the whole store holds
+        Redis no longer than one of them at a time: each series is read whole, in one script, but a
+        write between two scripts may show in the series read after it and not in those before."""
+        given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
+        total, page, after = 0, [], ("", "")
+        while True:
+            matching, flat, *after = self._run(
+                scripts.RECORDS, [], [PREFIX, *given, max(0, offset - total), limit - len(page), *after, SCAN_BUDGET,
+                                    SCAN_SERIES_COST])
+            total += matching
+            page += [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), ujson.loads(flat[k + 3]))
+                     for k in range(0, len(flat), 4)]
+            if not after[0]:
+                return total, page
+
+    @_available
+    def submit_bulk(self, records, initial=False):
+        chunks = []
+        size = self._chunk_size
+        for start in range(0, len(records), size):
+            chunks.append(encode_chunk(records[start:start + size]))
+            let_io_run()  # encoding 42,450 records takes tens of milliseconds
+        job, pending = self._enqueue([BULK, JOBS, SIZE, REMAINING],
+                                     [PREFIX, int(initial), len(records), self._queue_records, *chunks])
+        if not job:
+            if initial:
+                return None
+            raise BulkQueueFull(pending, self._queue_records, len(records))
+        self._wake.set()
+        return job
+
+    @_available
+    def check_bulk_room(self, records):
+        # One round trip; lua/enqueue.lua decides again, in the same step as it queues.
+        pending = int(self._shared.call("HGET", BULK, "pending") or 0)
+        if pending + records > self._queue_records:
+            raise BulkQueueFull(pending, self._queue_records, records)
+
+    @_available
+    def needs_initial_data(self):
+        """Redis lost its data (restarted empty, flushed): no records, no job queued, and initial data
+        not queued since; decided in one round trip."""
+        with self._redis.pipeline(transaction=False) as pipeline:
+            size, queued, initial = pipeline.get(SIZE).llen(JOBS).hexists(BULK, "initial").execute()
+        return not int(size or 0) and not queued and not initial
+
+    @_available
+    def bulk_status(self):
+        fields = self._shared.call("HMGET", BULK, "latest_applied", "latest_total", "accepted", "applied",
+                                     "records", "pending", "failed")
+        return BulkStatus.of(*(int(field or 0) for field in fields))
+
+    def wait_idle(self, timeout=None):
+        """Every job accepted so far, by any worker, applied or given up on; False at once if Redis cannot
+        be reached, since what is queued stays queued in Redis for whichever worker runs next."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        target = None
+        while True:
+            try:
+                status = self.bulk_status()
+            except StoreUnavailable:
+                return False
+            target = status.jobs_accepted if target is None else target
+            if status.jobs_applied + status.jobs_failed >= target:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            self._wake.set()
+            gevent.sleep(WAIT_POLL_SECONDS)
+
+    def close(self):
+        self._applier.kill()
+        self._shared.close()
+        if self._cache is not None:
+            self._cache.close()
+        self._redis.close()
+        self._redis.connection_pool.disconnect()
+
+    def _apply_queued_jobs(self):
+        """The background greenlet: apply queued chunks while there are any, yielding between them."""
+        paused = False
+        while True:
+            self._wake.wait(QUEUE_POLL_SECONDS)
+            self._wake.clear()
+            try:
+                while self._apply_one_chunk():
+                    let_io_run()
+            except StoreUnavailable as error:
+                if not paused:
+                    log.warning("bulk loading paused, will resume when the store is back: %s", error)
+                paused = True
+            except Exception:  # noqa: BLE001 -- a bug; the greenlet must live on to apply later jobs once it is fixed
+                self._failure_log.log(logging.ERROR, "bulk loading failed; retrying every %ss", QUEUE_POLL_SECONDS,
+                                      exc_info=True)
+            else:
+                paused = False
+
+    @_available
+    def _apply_one_chunk(self):
+        """Apply the oldest job's next chunk. False when nothing is queued, or when the chunk failed and
+        is to be tried again at the next wake-up; True when there may be more to apply now."""
+        outcome, *failure = self._apply_next_chunk([JOBS, BULK, SIZE, COUNTRIES, REMAINING, DEAD, DEAD_ERRORS],
+                                                   [PREFIX, CHUNK_ATTEMPTS])
+        if outcome == b"idle":
+            return False
+        if outcome == b"applied":
+            return True
+        job, attempt, error = int(failure[0]), failure[1], failure[2].decode(errors="replace")
+        if outcome == b"failed":
+            self._failure_log.log(logging.WARNING, "bulk job %d: a chunk failed (attempt %d of %d), to be tried "
+                                  "again: %s", job, attempt, CHUNK_ATTEMPTS, error)
+            return False
+        self._failure_log.log(logging.ERROR, "bulk job %d given up after %d failed attempts, later jobs proceed; "
+                              "its chunks not applied are kept in %s:%d: %s", job, attempt, DEAD, job, error)
+        return True

@@ -1,0 +1,151 @@
+"""The connection every request greenlet of a worker shares: in-process against a fake Redis (replies to
+their callers in order, a lost connection, the timeout, the bound on waiting commands, a connection Redis
+closed while idle), then on a real Redis (round trips shared, the bulk pool apart)."""
+
+import time
+
+import gevent
+import pytest
+import redis
+from fake_redis import Error
+from polling import wait_for
+from redis_server import open_redis_store
+from redis_support import KEY, TIMEOUT, in_greenlets, open_store
+
+from growth_gevent.stores.redis.shared_connection import SharedConnection
+
+LOST = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
+
+
+@pytest.fixture
+def shared(fake):
+    shared = SharedConnection(fake.connect, TIMEOUT)
+    yield shared
+    shared.close()
+
+
+def calls(shared, commands):
+    """Each of ``commands`` from a greenlet of its own, all at once: each reply, or the error raised."""
+    pending = iter(commands)
+    return in_greenlets(len(commands), lambda: shared.call(*next(pending)), errors=LOST)
+
+
+def test_concurrent_callers_share_one_connection_and_each_gets_its_own_reply(fake, shared):
+    assert calls(shared, [("ECHO", str(n)) for n in range(50)]) == [str(n).encode() for n in range(50)]
+    assert fake.connections == 1
+
+
+def test_an_error_reply_is_raised_in_its_caller_only(fake, shared):
+    first, refused, last = calls(shared, [("ECHO", "a"), ("NOPE",), ("ECHO", "b")])
+    assert (first, last) == (b"a", b"b")
+    assert isinstance(refused, redis.ResponseError) and "unknown command 'NOPE'" in str(refused)
+    assert fake.connections == 1  # an error reply is an answer: the connection stays
+
+
+def test_a_lost_connection_fails_every_caller_waiting_and_the_next_call_connects_again(fake, shared):
+    assert shared.call("PING") == b"PONG"
+    fake.hang()
+    waiting = [gevent.spawn(shared.call, "ECHO", str(n)) for n in range(5)]
+    wait_for(lambda: gevent.sleep(0.001) or len(fake.commands) == 6)
+    fake.cut()
+    fake.resume()
+    gevent.joinall(waiting)
+    assert all(isinstance(caller.exception, redis.ConnectionError) for caller in waiting)
+    assert all("connection to Redis lost" in str(caller.exception) for caller in waiting)
+    assert shared.call("ECHO", "again") == b"again"
+    assert fake.connections == 2
+
+
+def test_a_command_unanswered_for_the_timeout_fails_every_caller_waiting(fake, shared):
+    assert shared.call("PING") == b"PONG"
+    fake.hang()
+    started = time.monotonic()
+    outcomes = calls(shared, [("PING",)] * 3)
+    waited = time.monotonic() - started
+    assert all(isinstance(outcome, redis.TimeoutError) for outcome in outcomes), outcomes
+    assert TIMEOUT <= waited < TIMEOUT * 4  # checked every quarter of the timeout
+    fake.resume()
+    assert shared.call("PING") == b"PONG"
+    assert fake.connections == 2  # the connection that hung is not used again
+
+
+def test_past_the_bound_of_waiting_commands_a_call_is_refused_at_once(fake):
+    shared = SharedConnection(fake.connect, TIMEOUT, max_waiting=3)
+    try:
+        assert shared.call("PING") == b"PONG"  # connected
+        outcomes = calls(shared, [("ECHO", str(n)) for n in range(5)])
+        assert outcomes[:3] == [b"0", b"1", b"2"]  # served in the order they came
+        assert all("3 commands are already waiting for Redis" in str(outcome) for outcome in outcomes[3:])
+        assert len(fake.commands) == 4  # the refused were never sent
+    finally:
+        shared.close()
+
+
+def test_a_connection_that_redis_closed_while_idle_is_replaced_before_a_command_is_sent(fake, shared):
+    assert shared.call("PING") == b"PONG"
+    fake.cut()
+    assert shared.call("ECHO", "once") == b"once"  # without yielding first: the reader has not seen the end
+    assert fake.commands == [(b"PING",), (b"ECHO", b"once")]
+    assert fake.connections == 2
+
+
+def test_a_refusal_that_redis_sends_unasked_closes_the_connection(fake, shared):
+    assert shared.call("PING") == b"PONG"
+    fake.push(Error("ERR max number of clients reached"))
+    with pytest.raises(redis.ConnectionError, match="max number of clients reached"):
+        shared.call("PING")
+    assert shared.call("ECHO", "next") == b"next"
+    assert fake.connections == 2
+
+
+def test_callers_arriving_while_a_connection_is_made_wait_for_that_attempt(fake, shared):
+    assert calls(shared, [("PING",)] * 10) == [b"PONG"] * 10
+    assert fake.connections == 1
+
+
+def test_a_connection_that_cannot_be_made_fails_the_call():
+    def refuse():
+        raise ConnectionRefusedError("nothing listens")
+
+    refusing = SharedConnection(refuse, TIMEOUT)
+    with pytest.raises(redis.ConnectionError, match="cannot connect to Redis: nothing listens"):
+        refusing.call("PING")
+
+
+def test_concurrent_requests_share_round_trips_to_redis(own_redis):
+    store = open_store(own_redis)
+    try:
+        store.size()  # connected
+        with own_redis.client() as direct:
+            direct.config_resetstat()
+            assert in_greenlets(50, lambda: store.put(KEY, 1)).count(True) == 1
+            stats = direct.info("stats")
+        # 50 scripts, and the reads of the direct client's two commands: Redis read them in a few reads.
+        assert stats["total_reads_processed"] < 10
+        assert store.get(KEY) == 1 and store.size() == 1
+    finally:
+        store.close()
+
+
+def test_requests_do_not_wait_for_the_pool_that_bulk_loads_use(redis_server):
+    """The bulk status and the queue's room are asked like record commands, first come first served on
+    the pipeline, not after whatever holds the pool's connections (a long enqueue, the applier)."""
+    redis_server.flush()
+    store = open_redis_store(redis_server.url, pool_size=1, timeout=TIMEOUT)
+    pool = store._redis.connection_pool
+    held = pool.get_connection()
+    try:  # waiting for the pool, each would raise StoreUnavailable after TIMEOUT
+        assert store.bulk_status().jobs_accepted == 0
+        store.check_bulk_room(1)
+        assert store.get(KEY) is None and store.size() == 0
+    finally:
+        pool.release(held)
+        store.close()
+
+
+def test_a_connection_that_redis_closed_while_idle_is_replaced_before_a_write_is_sent(fresh, redis_server):
+    assert fresh.put(KEY, 1) is True
+    with redis_server.client() as direct:
+        assert direct.client_kill_filter(_type="normal", skip_me=True) >= 1
+    assert fresh.put(KEY, 2) is False  # sent on a new connection, not lost on the closed one
+    assert fresh.get(KEY) == 2
