@@ -11,7 +11,7 @@ from gevent.lock import Semaphore
 
 from . import csv_format
 from .loop import let_io_run
-from .records import parse_records
+from .records import parse_records, underflows
 from .responses import RETRY_AFTER_SECONDS
 
 _READ_BLOCK = 64 * 1024
@@ -47,7 +47,7 @@ def _unique_keys(pairs):
 
 def _float(literal):
     value = float(literal)
-    if value == 0 and literal.lower().partition("e")[0].strip("-0."):
+    if underflows(literal, value):
         raise _Underflow(literal)
     return value
 

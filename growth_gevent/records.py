@@ -80,6 +80,12 @@ def check_value(value: object) -> str | None:
     return None
 
 
+def underflows(literal: str, value: float) -> bool:
+    """True when the number written ``literal`` is not zero but was read as ``value`` 0: too small for a
+    double (``1e-400``)."""
+    return value == 0 and bool(literal.lower().partition("e")[0].strip("-0."))
+
+
 def check_year(value: object) -> str | None:
     if type(value) is not int:
         return "Year must be an integer"

@@ -387,8 +387,8 @@ class TestList:
         ("limit=ten", "limit must be an integer"), ("offset=-1", "offset must be at least 0"),
         ("offset=1e3", "offset must be an integer"), ("year=twenty", "year must be an integer"),
         ("from=1.5", "from must be an integer"), ("sort=year", "unknown query parameter 'sort'; "
-                                                              "known: country, cursor, format, from, indicator, limit, offset, to, "
-                                                              "year"),
+                                                              "known: country, cursor, format, from, indicator, "
+                                                              "limit, offset, to, year"),
         ("country=a&country=b", "query parameter 'country' is given more than once"),
         ("year=" + "1" * 5000, "year is out of range"),
     ])
@@ -443,6 +443,13 @@ class TestCursorPaging:
         load(client, store, SERIES)
         body = client.get("/api/v1/growth?limit=5&offset=0").json
         assert body["next"] == "/api/v1/growth?limit=5&cursor=WyJCUloiLCJQQ1BJIiwyMDAyXQ"
+
+    def test_the_next_page_is_a_link_header_too_for_csv_which_has_no_room_for_it(self, client, store):
+        load(client, store, SERIES)
+        response = client.get("/api/v1/growth?limit=5&format=csv")
+        assert response.headers["Link"] == ("</api/v1/growth?limit=5&format=csv&cursor=WyJCUloiLCJQQ1BJIiwyMDAyXQ>; "
+                                            "rel=next")
+        assert client.get("/api/v1/growth?limit=6&format=csv").headers.get("Link") is None
 
     def test_an_offset_past_the_bound_is_400_saying_to_follow_next(self, client):
         assert client.get("/api/v1/growth?offset=10000").json["items"] == []

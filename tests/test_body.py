@@ -4,10 +4,11 @@ than Python reads, and years that no URL could address; in-process on both store
 import json
 
 import pytest
-from support import load
 
 from growth_gevent.body import parse_json
 from growth_gevent.records import MAX_YEAR
+
+from support import load
 
 RECORD = {"Country": "A", "Indicator": "B", "Value": 1.5, "Year": 2002}
 LONG_DIGITS = "1" * 4301  # one more than Python's int() reads from text
