@@ -7,6 +7,7 @@ parsed, its default and a line of help. ``SETTINGS``, the table the README's con
 
 import dataclasses
 import importlib.util
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,6 +17,8 @@ REDIS_CLIENT = ("redis", "hiredis")
 _TRUE = ("1", "on", "true", "yes")
 _FALSE = ("0", "off", "false", "no")
 MiB = 1024 * 1024
+# An origin as a browser's Origin header writes it: scheme, host (or [IPv6]) and an optional port, no path.
+_ORIGIN = re.compile(r"https?://(?:\[[0-9a-f:.]+\]|[^\s/:@\[\]]+)(?::[0-9]{1,5})?")
 
 DEFAULT_HOST = "0.0.0.0"
 DEFAULT_PORT = 8080
@@ -39,6 +42,8 @@ DEFAULT_SNAPSHOT_INTERVAL = 60.0
 # Below this an idle server would spend its time checking whether anything changed.
 MIN_SNAPSHOT_INTERVAL = 1.0
 DEFAULT_STOP_WRITES_ON_SNAPSHOT_ERROR = True
+FSYNC_POLICIES = ("always", "everysec", "no")  # growth_gevent.journal's
+DEFAULT_FSYNC = "always"
 DEFAULT_METRICS = True
 DEFAULT_WORKERS = 1
 DEFAULT_REDIS_POOL_SIZE = 8
@@ -97,6 +102,15 @@ def seconds(lowest: float = 0.0, positive: bool = False) -> Parser:
     return parse
 
 
+def choice(*choices: str) -> Parser:
+    """One of ``choices``, in any case."""
+    def parse(raw: str, environ: Environ) -> str:
+        if raw.lower() not in choices:
+            raise ValueError(f"must be {', '.join(choices[:-1])} or {choices[-1]}, got {raw!r}")
+        return raw.lower()
+    return parse
+
+
 def memory_or_redis_url(raw: str, environ: Environ) -> str | None:
     """``memory`` (None), a Redis URL, or ``redis`` for the URL in REDIS_URL (Heroku's)."""
     if raw.lower() == "memory":
@@ -140,6 +154,18 @@ def _tokens(candidates: list[str]) -> tuple[str, ...]:
         if len(token) < MIN_API_TOKEN_CHARS:
             raise ValueError(f"tokens must be at least {MIN_API_TOKEN_CHARS} characters long, one is {len(token)}")
     return tokens
+
+
+def origins(raw: str, environ: Environ) -> tuple[str, ...]:
+    """``*`` (any origin: ``("*",)``), or origins separated by commas, lower-cased as browsers send them."""
+    if raw == "*":
+        return ("*",)
+    listed = tuple(part.strip().lower() for part in raw.split(",") if part.strip())
+    for origin in listed:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(f"must be * or origins such as https://app.example.com,http://localhost:3000 "
+                             f"(scheme, host and port: no path, no trailing slash), got {origin!r}")
+    return listed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,12 +252,22 @@ class Config:
         "GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", switch, DEFAULT_STOP_WRITES_ON_SNAPSHOT_ERROR,
         "`on`/`off`: after a failed snapshot, writes answer `503` until a snapshot succeeds (as Redis's "
         "`stop-writes-on-bgsave-error`)")
+    fsync: str = setting(
+        "GROWTH_FSYNC", choice(*FSYNC_POLICIES), DEFAULT_FSYNC,
+        "with `GROWTH_SNAPSHOT`, when a write's journal record is fsynced: `always` (before the write is "
+        "answered), `everysec` (once a second: a crash of the machine loses at most ~1 s), `no` (when the OS "
+        "decides); see [Durability](#durability)")
     preload_path: str | None = setting(
         "GROWTH_PRELOAD", text, None,
         "a JSON file in the bulk POST format, loaded at start-up when there is no snapshot (with Redis: when "
         "Redis holds no records)")
     metrics: bool = setting("GROWTH_METRICS", switch, DEFAULT_METRICS,
                             "`on`/`off`: the `/metrics` route and the middleware that counts requests")
+    cors_origins: tuple[str, ...] | None = setting(
+        "GROWTH_CORS_ORIGINS", origins, None,
+        "origins whose browser scripts may call the API (CORS, preflights included), comma-separated "
+        "(`https://app.example.com,http://localhost:3000`), or `*` for any; unset: no CORS headers, so "
+        "browsers keep to same-origin calls")
     store_url: str | None = setting(  # which store: None for the in-memory one, else Redis's URL
         "GROWTH_STORE", memory_or_redis_url, None,
         "`memory`, a Redis URL (`redis://host:port/db`, `rediss://`, `unix://`), or `redis` for the URL in "

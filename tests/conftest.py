@@ -7,6 +7,7 @@ import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
+
 from fake_redis import FakeRedis
 from live import LiveServer
 from redis_server import RedisServer
@@ -91,6 +92,15 @@ def deployment(request):
     if request.param == "memory":
         return {}
     return two_workers_on_redis(request)
+
+
+@pytest.fixture
+def server(request):
+    """A live server process, its environment the test's parameter (``indirect=True``) if it has one;
+    tests/test_server.py overrides it to run on each deployment."""
+    live = LiveServer(**getattr(request, "param", {})).start()
+    yield live
+    live.stop()
 
 
 @pytest.fixture

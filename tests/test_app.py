@@ -10,14 +10,15 @@ import pytest
 import webtest
 from gevent.event import Event
 
-from redis_server import RedisServer, open_redis_store
-from support import STORES_ISSUE_20, load, make_store, memory_store, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
 from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.stores.memory import MemoryStore
+
+from redis_server import RedisServer, open_redis_store
+from support import STORES_ISSUE_20, load, make_store, memory_store, post_records
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
@@ -469,9 +470,8 @@ class TestCursorPaging:
 
 def memory_client(**settings):
     """A client on a fresh in-memory store, and the store, for a Config of ``settings``."""
-    config = Config(**settings)
-    store = MemoryStore(chunk_size=4, queue_records=config.bulk_queue_records, max_records=config.max_records)
-    return webtest.TestApp(create_app(store, config)), store
+    store = memory_store(bulk_chunk_records=4, **settings)
+    return webtest.TestApp(create_app(store, Config(**settings))), store
 
 
 def records(count, value=1):

@@ -8,6 +8,12 @@ import types
 
 import gevent
 import pytest
+
+from growth_gevent import cli
+from growth_gevent.config import Config
+from growth_gevent.stores.redis import cache as cache_module
+from growth_gevent.stores.redis.cache import INVALIDATIONS, ReadCache
+
 from fake_redis import Error, FakeRedis
 from polling import wait_for
 from redis_server import open_redis_store
@@ -19,11 +25,6 @@ from redis_support import (
     open_store,
     served_from_cache,
 )
-
-from growth_gevent import cli
-from growth_gevent.config import Config
-from growth_gevent.stores.redis import cache as cache_module
-from growth_gevent.stores.redis.cache import INVALIDATIONS, ReadCache
 
 SERIES = "growth:s:BRZ/NGDP_R"
 OTHER_SERIES = "growth:s:USA/NGDP_R"

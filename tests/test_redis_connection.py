@@ -4,6 +4,9 @@ import subprocess
 
 import gevent
 import pytest
+
+from growth_gevent.stores.base import StoreUnavailable
+
 from polling import wait_for
 from redis_server import RedisServer, open_redis_store
 from redis_support import (
@@ -14,8 +17,6 @@ from redis_support import (
     served_from_cache,
     unavailable,
 )
-
-from growth_gevent.stores.base import StoreUnavailable
 
 
 def test_store_calls_raise_store_unavailable_when_nothing_listens():

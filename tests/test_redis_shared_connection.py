@@ -7,12 +7,13 @@ import time
 import gevent
 import pytest
 import redis
+
+from growth_gevent.stores.redis.shared_connection import SharedConnection
+
 from fake_redis import Error
 from polling import wait_for
 from redis_server import open_redis_store
 from redis_support import KEY, TIMEOUT, in_greenlets, open_store
-
-from growth_gevent.stores.redis.shared_connection import SharedConnection
 
 LOST = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
 

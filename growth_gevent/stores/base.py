@@ -61,7 +61,7 @@ class StoreFull(Exception):
     the records stored and waiting past it (its ``records`` at most), is refused, nothing stored or
     queued. Replacing a stored record always works; initial data is exempt."""
 
-    def __init__(self, held, limit, records):
+    def __init__(self, held: int, limit: int, records: int):
         super().__init__(f"the store is full: it holds at most {limit} records, {held} are stored or waiting "
                          f"to be applied and this write adds up to {records}")
         self.held, self.limit, self.records = held, limit, records
@@ -149,6 +149,11 @@ class Store(abc.ABC):
         """True when the store lost its data while the service ran (a Redis restarted empty), so that
         initial data should be loaded again."""
         return False
+
+    def data_losses(self) -> int | None:
+        """How many times the store was found to have lost its data while the service ran (a Redis that
+        restarted without it, or was flushed); None when this store cannot tell."""
+        return None
 
     def snapshot_status(self) -> dict[str, float | str | None] | None:
         """``{"last snapshot": unix time or None, "snapshot error": str or None}``; None when this
