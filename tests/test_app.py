@@ -18,7 +18,7 @@ from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.stores.memory import MemoryStore
 
 from redis_server import RedisServer, open_redis_store
-from support import STORES_ISSUE_20, load, make_store, memory_store, post_records
+from support import STORES, load, make_store, memory_store, post_records
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
@@ -397,7 +397,7 @@ class TestList:
         assert loaded.get(f"/api/v1/growth?{query}", status=400).json == {"msg": message}
 
 
-@pytest.fixture(params=STORES_ISSUE_20)
+@pytest.fixture(params=STORES)
 def paged_client(request):
     """A client on a store of each kind holding SERIES, for cursor paging."""
     store = make_store(request.param, request)
@@ -542,7 +542,7 @@ class TestBulkBounds:
         assert response.json == {"msg": "request body is larger than 100 bytes"}
 
 
-@pytest.fixture(params=STORES_ISSUE_20)
+@pytest.fixture(params=STORES)
 def capped_client(request):
     """A client on a store of each kind that holds at most 3 records, and the store."""
     store = make_store(request.param, request, max_records=3)
