@@ -128,7 +128,7 @@ def _wants_csv(req, params):
         if chosen not in FORMATS:
             raise falcon.HTTPBadRequest(description="format must be csv or json")
         return FORMATS[chosen] == csv_format.MEDIA_TYPE
-    # Parsing Accept costs ~10 µs: only one that names a text type can prefer CSV.
+    # Parsing Accept costs more than the hot GET can spare: only one that names a text type can prefer CSV.
     return "text/" in req.accept and req.client_prefers(REPRESENTATIONS) == csv_format.MEDIA_TYPE
 
 
