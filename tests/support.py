@@ -4,8 +4,6 @@ import contextlib
 import json
 import pathlib
 
-import pytest
-
 from growth_gevent.cli import open_store
 from growth_gevent.config import Config
 from growth_gevent.stores.memory import MemoryStore
@@ -17,10 +15,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
 WAIT_SECONDS = 10
 STORES = ["memory", "redis"]
-# The contract additions of issue 20 (the record cap, cursor paging) on both stores, the Redis side
-# expected to fail until it lands.
-REDIS_LATER = pytest.mark.xfail(strict=True, reason="Redis side lands from the redis lane")
-STORES_ISSUE_20 = ["memory", pytest.param("redis", marks=REDIS_LATER)]
 
 
 def make_store(kind, request, **options):

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from support import REDIS_LATER, ROOT, two_workers_on_redis
+from support import ROOT, two_workers_on_redis
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from generate_data import generate  # noqa: E402
@@ -84,7 +84,7 @@ def test_a_post_flood_is_bounded_refused_with_retry_after_and_reads_go_on(server
     assert peak < FLOOD_PEAK_RSS_MB
 
 
-@pytest.fixture(params=["memory", pytest.param("redis, 2 workers", marks=REDIS_LATER)])
+@pytest.fixture(params=["memory", "redis, 2 workers"])
 def capped_server(request, servers):
     """A live server holding at most CAP_RECORDS records, on each store."""
     env = {} if request.param == "memory" else two_workers_on_redis(request)

@@ -3,7 +3,7 @@
 import re
 
 import pytest
-from support import REDIS_LATER, two_workers_on_redis
+from support import two_workers_on_redis
 
 from growth_gevent.cursor import InvalidCursor, decode_cursor, encode_cursor
 from scripts.generate_data import generate
@@ -29,7 +29,7 @@ def test_anything_else_is_invalid(cursor):
 PAGED_RECORDS = 2500
 
 
-@pytest.fixture(params=["memory", pytest.param("redis, 2 workers", marks=REDIS_LATER)])
+@pytest.fixture(params=["memory", "redis, 2 workers"])
 def paged_server(request, servers):
     env = {} if request.param == "memory" else two_workers_on_redis(request)
     server = servers(**env)
