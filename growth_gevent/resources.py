@@ -170,7 +170,7 @@ class RecordCollection:
         country, indicator = params.get("country"), params.get("indicator")
         # One record more than the page tells whether there is a next one.
         total, page = self._store.records(country and country.upper(), indicator and indicator.upper(),
-                                          first, last, offset, limit + 1, **({} if after is None else {"after": after}))
+                                          first, last, offset, limit + 1, after)
         resp.vary = ("Accept",)
         next_page = None
         if len(page) > limit:
