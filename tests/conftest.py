@@ -8,8 +8,7 @@ import webtest
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from fake_redis import FakeRedis
-from live import LiveServer
-from redis_server import RedisServer
+from growth_gevent.testing import LiveServer, RedisServer
 from redis_support import open_store
 from support import SAMPLE, STORES, make_store, two_workers_on_redis
 

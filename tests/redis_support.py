@@ -6,8 +6,7 @@ import subprocess
 import sys
 
 import gevent
-from polling import wait_for
-from redis_server import open_redis_store
+from growth_gevent.testing import open_redis_store, wait_for
 from support import ROOT
 
 from growth_gevent.stores.base import StoreUnavailable

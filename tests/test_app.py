@@ -10,7 +10,7 @@ import pytest
 import webtest
 from gevent.event import Event
 
-from redis_server import RedisServer, open_redis_store
+from growth_gevent.testing import RedisServer, open_redis_store
 from support import load, memory_store, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser

@@ -11,10 +11,9 @@ import pytest
 
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
 from growth_gevent.snapshot import read_snapshot, write_snapshot
-from redis_server import open_redis_store
+from growth_gevent.testing import open_redis_store, start_fails, wait_for
 from scripts.generate_data import generate
 
-from live import start_fails, wait_for
 from support import ROOT
 
 

@@ -6,7 +6,7 @@ import pandas
 import pytest
 import ujson
 import webtest
-from live import LiveServer
+from growth_gevent.testing import LiveServer
 from support import load
 
 from growth_gevent import csv_format

@@ -14,8 +14,7 @@ import tempfile
 import time
 
 import pytest
-from polling import wait_for
-from redis_server import RedisServer, free_port
+from growth_gevent.testing import RedisServer, free_port, wait_for
 from support import ROOT
 from test_readme import run_walkthrough
 

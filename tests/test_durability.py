@@ -8,8 +8,7 @@ import pytest
 
 from support import SAMPLE
 from growth_gevent.snapshot import read_snapshot, write_snapshot
-from live import start_fails, wait_for
-from redis_server import RedisServer
+from growth_gevent.testing import RedisServer, start_fails, wait_for
 
 RECORD = "/api/v1/growth/A/B/{}"
 

@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from live import LiveServer, closed_by_peer, read_response, wait_for
+from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 from test_head import INVALID as INVALID_HEADS
 from test_head import INVALID_MAX_HEADER_BYTES
 

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from support import ROOT, two_workers_on_redis
-from live import LiveServer
+from growth_gevent.testing import LiveServer
 
 README = (ROOT / "README.md").read_text()
 WALKTHROUGH = re.search(r"<!-- walkthrough -->\n```console\n(.*?)```\n<!-- /walkthrough -->", README, re.S)

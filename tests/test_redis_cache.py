@@ -9,8 +9,7 @@ import types
 import gevent
 import pytest
 from fake_redis import Error, FakeRedis
-from polling import wait_for
-from redis_server import open_redis_store
+from growth_gevent.testing import open_redis_store, wait_for
 from redis_support import (
     KEY,
     TIMEOUT,

@@ -4,8 +4,7 @@ import subprocess
 
 import gevent
 import pytest
-from polling import wait_for
-from redis_server import RedisServer, open_redis_store
+from growth_gevent.testing import RedisServer, open_redis_store, wait_for
 from redis_support import (
     KEY,
     TIMEOUT,

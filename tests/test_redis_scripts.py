@@ -5,7 +5,7 @@ import logging
 
 import pytest
 import webtest
-from redis_server import open_redis_store
+from growth_gevent.testing import open_redis_store
 from redis_support import (
     TIMEOUT,
     WAIT_SECONDS,

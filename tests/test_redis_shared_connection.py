@@ -8,8 +8,7 @@ import gevent
 import pytest
 import redis
 from fake_redis import Error
-from polling import wait_for
-from redis_server import open_redis_store
+from growth_gevent.testing import open_redis_store, wait_for
 from redis_support import KEY, TIMEOUT, in_greenlets, open_store
 
 from growth_gevent.stores.redis.shared_connection import SharedConnection

@@ -7,8 +7,7 @@ import time
 
 import pytest
 import webtest
-from polling import wait_for
-from redis_server import open_redis_store
+from growth_gevent.testing import open_redis_store, wait_for
 from redis_support import (
     KEY,
     TIMEOUT,

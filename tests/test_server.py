@@ -6,7 +6,7 @@ import socket
 import time
 
 import pytest
-from live import LiveServer, closed_by_peer, read_response, wait_for
+from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 
 from scripts.generate_data import generate
 

@@ -10,7 +10,7 @@ import pytest
 
 from support import ROOT, SAMPLE
 from growth_gevent.upload import PLAIN_STEPS, ProgressBar
-from live import LiveServer
+from growth_gevent.testing import LiveServer
 from scripts.generate_data import generate
 
 RECORDS = 5000

@@ -12,8 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from support import ROOT, SAMPLE
-from live import LiveServer, start_fails, wait_for
-from redis_server import RedisServer
+from growth_gevent.testing import LiveServer, RedisServer, start_fails, wait_for
 
 pytestmark = pytest.mark.live  # every test here starts a server process
 
