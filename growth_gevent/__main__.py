@@ -1,9 +1,16 @@
-from gevent import monkey
+"""The entry point, of ``python -m growth_gevent`` and of the ``growth-gevent`` command."""
 
-monkey.patch_all()
+import sys
 
-import sys  # noqa: E402  (everything else is imported after patching)
 
-from growth_gevent.cli import main  # noqa: E402
+def run() -> int:
+    # Before anything else is imported: every socket, lock and sleep then cooperates with the event loop.
+    from gevent import monkey
+    monkey.patch_all()
 
-sys.exit(main(sys.argv[1:]))
+    from growth_gevent.cli import main
+    return main(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(run())

@@ -5,8 +5,9 @@ import re
 
 import falcon
 
-from . import resources
+from . import resources, swagger_ui
 from .body import BodyBudget, BulkParser
+from .cors import CORS
 from .metrics import Metrics
 from .records import InvalidRecord
 from .responses import RETRY_AFTER_SECONDS, message_body
@@ -20,7 +21,8 @@ MAX_UPDATE_BODY_BYTES = 64 * 1024
 
 def create_app(store, config):
     metrics = Metrics(store) if config.metrics else None
-    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[metrics] if metrics else [])
+    cors = CORS(config.cors_origins) if config.cors_origins else None
+    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[each for each in (metrics, cors) if each])
     app.req_options.strip_url_path_trailing_slash = True
     app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)
@@ -41,6 +43,8 @@ def create_app(store, config):
     app.add_route("/ping", resources.Ping())
     app.add_route("/ready", resources.Ready(store))
     app.add_route("/openapi.json", resources.OpenAPI())
+    app.add_route(swagger_ui.PAGE_PATH, swagger_ui.Page())
+    app.add_route(swagger_ui.PAGE_PATH + "/{asset}", swagger_ui.Assets())
     if metrics:
         app.add_route("/metrics", metrics)
     app.add_route("/api/v1/growth", resources.RecordCollection(store, bodies, max_body_bytes, bulk_parser))

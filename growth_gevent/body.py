@@ -9,6 +9,7 @@ import falcon
 from gevent.lock import Semaphore
 
 from . import csv_format
+from .head import ContentTooLarge
 from .loop import let_io_run
 from .records import parse_records
 from .responses import RETRY_AFTER_SECONDS
@@ -225,6 +226,8 @@ def _read(stream, size):
     except TimeoutError:  # the server's body deadline (GROWTH_BODY_TIMEOUT), or it is shutting down
         raise falcon.HTTPError(falcon.HTTP_408, description="request body not received in time",
                                headers={"Connection": "close"}) from None
+    except ContentTooLarge as error:  # a chunk declared larger than the server takes any body
+        raise _too_large(error.limit) from None
     except (OSError, ValueError):
         raise falcon.HTTPBadRequest(description="request body could not be read") from None
 

@@ -1,14 +1,20 @@
-"""The command line: read the environment once, build the store and the app, serve."""
+"""The command line: ``serve`` (the default: read the settings once, build the store and the app, serve)
+and ``load`` (upload a bulk file). The environment is the one source of settings; each of them has a
+``serve`` flag too, made from ``config.SETTINGS``, which overrides it."""
 
+import argparse
 import logging
 import os
+import re
 import resource
 import time
+from collections.abc import Mapping, Sequence
 
 import gevent
 
+from . import __version__, upload
 from .app import create_app
-from .config import Config, ConfigError
+from .config import SETTINGS, Config, ConfigError, Setting
 from .initial_data import PreloadWatch, seed_store
 from .lifecycle import serve
 from .logs import configure_logging
@@ -22,17 +28,91 @@ from .workers import run_workers
 log = logging.getLogger("growth_gevent")
 
 
-def main(argv=(), environ=os.environ):
-    """``python -m growth_gevent`` serves; ``python -m growth_gevent load FILE [--url URL]`` uploads."""
-    if argv and argv[0] == "load":
-        from .upload import main as upload
-        return upload(argv[1:])
+PROG = "growth-gevent"
+COMMANDS = ("serve", "load")
+_METAVARS = {int: "N", float: "SECONDS", bool: "on/off"}
+
+
+def main(argv: Sequence[str] = (), environ: Mapping[str, str] = os.environ) -> int:
+    """Run the command ``argv`` asks for; return the exit code."""
+    args = parse_command_line(argv)
+    if args.command == "load":
+        return upload.run(args)
     configure_logging()
     try:
-        config = Config.from_env(environ)
+        config = config_from(args, environ)
     except ConfigError as error:
         log.error("configuration error: %s", error)
         return 2
+    return serve_with(config)
+
+
+def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` parsed, ``serve`` when it names no command; ``--help`` and ``--version`` exit here."""
+    return command_line().parse_args(_with_command(list(argv)))
+
+
+def command_line() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="The growth figures REST service, on gevent + falcon + ujson.",
+        epilog="Without a command it serves. Settings are read from the environment (the README's "
+               f"Configuration); `{PROG} serve --help` lists the flags that override them.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve_parser = commands.add_parser(
+        "serve", help="serve the API (the default)",
+        description="Serve the API. Every setting is read from its environment variable; a flag overrides it.")
+    for setting in SETTINGS:
+        serve_parser.add_argument(flag(setting), dest=setting.env, metavar=_METAVARS.get(setting.type, "VALUE"),
+                                  help=_flag_help(setting))
+    upload.add_arguments(commands.add_parser(
+        "load", help="upload a bulk file and wait until it is applied",
+        description="Upload a bulk file and wait until it is applied."))
+    return parser
+
+
+def flag(setting: Setting) -> str:
+    """``--port`` for PORT, ``--snapshot`` for GROWTH_SNAPSHOT: the variable, without the service's prefix."""
+    return "--" + setting.env.removeprefix("GROWTH_").lower().replace("_", "-")
+
+
+def _flag_help(setting: Setting) -> str:
+    # The README's Markdown as terminal text, and % as argparse wants it.
+    text = re.sub(r"\[([^]]+)\]\([^)]+\)", r"\1", setting.help).replace("`", "").replace("%", "%%")
+    default = setting.default
+    if isinstance(default, bool):
+        shown = "on" if default else "off"
+    elif isinstance(default, float):
+        shown = f"{default:g}"
+    else:
+        shown = "unset" if default is None else str(default)
+    return f"{text} ({setting.env}; default: {shown})"
+
+
+def _with_command(argv: list[str]) -> list[str]:
+    """``serve`` is the default command: ``growth-gevent --port 9000`` serves."""
+    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
+        return argv
+    return ["serve", *argv]
+
+
+def config_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
+    """The environment's config, with the flags given in ``args`` over it; a ConfigError names the flag of a
+    bad value given as one."""
+    flags = {setting.env: getattr(args, setting.env) for setting in SETTINGS
+             if getattr(args, setting.env) is not None}
+    try:
+        return Config.from_env({**environ, **flags})
+    except ConfigError as error:
+        variable = re.match(r"[A-Z_]*", str(error)).group()  # messages start with it
+        if variable in flags:
+            given = next(setting for setting in SETTINGS if setting.env == variable)
+            raise ConfigError(f"{error} (given as {flag(given)})") from None
+        raise
+
+
+def serve_with(config: Config) -> int:
+    """Serve until stopped, as ``config`` says; return the exit code."""
     _raise_open_file_limit()
     started = time.perf_counter()
     try:
@@ -66,7 +146,7 @@ def open_store(config: Config) -> Store:
     from .stores.redis import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
     store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
-                       queue_records=config.bulk_queue_records,
+                       queue_records=config.bulk_queue_records, max_records=config.max_records,
                        cache_stale_seconds=config.redis_cache_stale_seconds)
     try:
         store.ping()

@@ -7,6 +7,7 @@ parsed, its default and a line of help. ``SETTINGS``, the table the README's con
 
 import dataclasses
 import importlib.util
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,6 +17,8 @@ REDIS_CLIENT = ("redis", "hiredis")
 _TRUE = ("1", "on", "true", "yes")
 _FALSE = ("0", "off", "false", "no")
 MiB = 1024 * 1024
+# An origin as a browser's Origin header writes it: scheme, host (or [IPv6]) and an optional port, no path.
+_ORIGIN = re.compile(r"https?://(?:\[[0-9a-f:.]+\]|[^\s/:@\[\]]+)(?::[0-9]{1,5})?")
 
 DEFAULT_HOST = "0.0.0.0"
 DEFAULT_PORT = 8080
@@ -33,6 +36,8 @@ DEFAULT_SHUTDOWN_TIMEOUT = 8.0
 DEFAULT_BULK_CHUNK_RECORDS = 2000
 DEFAULT_BULK_MAX_RECORDS = 100_000
 DEFAULT_BULK_QUEUE_RECORDS = 500_000
+# From measured bytes per record (README, "The store's bound"): room in a 512 MB dyno for the costliest shape.
+DEFAULT_MAX_RECORDS = 500_000
 DEFAULT_SNAPSHOT_INTERVAL = 60.0
 # Below this an idle server would spend its time checking whether anything changed.
 MIN_SNAPSHOT_INTERVAL = 1.0
@@ -108,6 +113,18 @@ def memory_or_redis_url(raw: str, environ: Environ) -> str | None:
     return raw
 
 
+def origins(raw: str, environ: Environ) -> tuple[str, ...]:
+    """``*`` (any origin: ``("*",)``), or origins separated by commas, lower-cased as browsers send them."""
+    if raw == "*":
+        return ("*",)
+    listed = tuple(part.strip().lower() for part in raw.split(",") if part.strip())
+    for origin in listed:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(f"must be * or origins such as https://app.example.com,http://localhost:3000 "
+                             f"(scheme, host and port: no path, no trailing slash), got {origin!r}")
+    return listed
+
+
 @dataclasses.dataclass(frozen=True)
 class Setting:
     env: str
@@ -171,6 +188,10 @@ class Config:
         "GROWTH_BULK_QUEUE_RECORDS", integer(1), DEFAULT_BULK_QUEUE_RECORDS,
         "records accepted but not yet applied, all bulk loads together; past it `503` with `Retry-After` and "
         "nothing queued")
+    max_records: int = setting(
+        "GROWTH_MAX_RECORDS", integer(1), DEFAULT_MAX_RECORDS,
+        "records the store holds at most (as Redis's `maxmemory`, counted in records): a PUT of a new key or a "
+        "bulk load that could pass it is `507` with nothing stored or queued; replacing a record still works")
     snapshot_path: str | None = setting(
         "GROWTH_SNAPSHOT", text, None,
         "a file to keep the store in across restarts (see [Durability](#durability)); unset: memory only")
@@ -187,6 +208,11 @@ class Config:
         "Redis holds no records)")
     metrics: bool = setting("GROWTH_METRICS", switch, DEFAULT_METRICS,
                             "`on`/`off`: the `/metrics` route and the middleware that counts requests")
+    cors_origins: tuple[str, ...] | None = setting(
+        "GROWTH_CORS_ORIGINS", origins, None,
+        "origins whose browser scripts may call the API (CORS, preflights included), comma-separated "
+        "(`https://app.example.com,http://localhost:3000`), or `*` for any; unset: no CORS headers, so "
+        "browsers keep to same-origin calls")
     store_url: str | None = setting(  # which store: None for the in-memory one, else Redis's URL
         "GROWTH_STORE", memory_or_redis_url, None,
         "`memory`, a Redis URL (`redis://host:port/db`, `rediss://`, `unix://`), or `redis` for the URL in "

@@ -109,10 +109,12 @@ def _year(years: dict[str, int], text: str, row: int) -> int:
 
 
 def _value(text: str, row: int) -> int | float:
-    try:
-        value = int(text) if _INTEGER.fullmatch(text) else float(text) if _NUMBER.fullmatch(text) else None
-    except ValueError:
-        value = None
+    value = None
+    if _NUMBER.fullmatch(text):
+        try:  # an integer unless it has a fraction or an exponent, as JSON reads it
+            value = float(text) if "." in text or "e" in text or "E" in text else int(text)
+        except ValueError:  # Python refuses to convert 4,300 digits and more
+            pass
     if not is_finite_number(value):
         raise InvalidRecord(f"row {row}: Value must be a finite number")
     return value
@@ -129,9 +131,9 @@ def write(records: Sequence[tuple[Key, int | float]]) -> bytes:
     """
     quoted: dict[str, str] = {}
     # One C call writes every value as the JSON does; numbers hold no commas.
-    values = ujson.dumps([value for _, value in records])[1:-1].split(",")
+    values = ujson.dumps([value for _, value in records])[1:-1].split(",") if records else []
     rows = [HEADER]
-    for ((country, indicator, year), _), value in zip(records, values):
+    for ((country, indicator, year), _), value in zip(records, values, strict=True):
         country = quoted.get(country) or _quote(quoted, country)
         indicator = quoted.get(indicator) or _quote(quoted, indicator)
         rows.append(f"{country},{indicator},{value},{year}\r\n")

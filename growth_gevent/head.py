@@ -3,7 +3,8 @@
 A head that could be read two ways is refused, never guessed at: a field line without a colon, white
 space in or after a field name, obsolete line folding, a control character in a value, more than one
 Content-Length or one that is not plain digits, a Transfer-Encoding other than exactly ``chunked`` or
-together with a Content-Length, no Host or several on HTTP/1.1. Each refusal is typed by its status and
+together with a Content-Length, no Host or several on HTTP/1.1; a body chunk larger than any body
+accepted is a 413 as soon as its size is read. Each refusal is typed by its status and
 names the rule that refused it (``BadRequest.rule == "duplicate-content-length"``), so that the corpus
 in ``tests/requests/`` pins which rule fired. The functions read any binary file with ``readline``
 (the server's deadline-bound socket reader, or ``io.BytesIO`` in tests); ``parse_head`` composes them.
@@ -53,6 +54,16 @@ class URITooLong(Refusal):
 
 class HeaderFieldsTooLarge(Refusal):
     status = 431
+
+
+class ContentTooLarge(Refusal):
+    """A body that declares more than ``limit`` bytes."""
+
+    status = 413
+
+    def __init__(self, message: str, rule: str, limit: int):
+        super().__init__(message, rule)
+        self.limit = limit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +165,12 @@ def check_framing(fields: list[tuple[str, str]], version: str) -> Framing:
     if version == "HTTP/1.1" and not hosts:
         raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "missing-host")
     return Framing(int(lengths[0]) if lengths else None, bool(codings), hosts[0] if hosts else None)
+
+
+def check_chunk_size(size: int, limit: int) -> None:
+    """A chunk larger than any body accepted is refused when its size line is read, not after its bytes."""
+    if size > limit:
+        raise ContentTooLarge(f"request body is larger than {limit} bytes", "chunk-too-large", limit)
 
 
 def header_budget(max_header_bytes: int, request_line: str) -> int:

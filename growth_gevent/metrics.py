@@ -1,23 +1,114 @@
 """Prometheus metrics: requests by route and status, latency, records stored, bulk loading, snapshots.
 
-prometheus-client writes the exposition format; the counting on the request path is ours: plain dict
-and list updates (one event loop thread, nothing to lock), where the library's counter and histogram
-objects take a lock per update and cost several microseconds a request.
+prometheus-client writes the exposition format; the counting on the request path is ours. One process
+counts in plain dicts and lists (one event loop thread, nothing to lock), where the library's counter and
+histogram objects take a lock per update and cost several microseconds a request. Several workers
+(WEB_CONCURRENCY) count into prometheus-client's multiprocess files instead: the supervisor sets
+PROMETHEUS_MULTIPROC_DIR to a folder of its own for them, each worker writes its counts to its files there
+as it counts, and whichever worker a scrape reaches reads every worker's, so that each scrape shows the
+service's totals rather than one worker's.
 """
 
 import bisect
+import glob
+import os
 import time
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
+from prometheus_client.mmap_dict import MmapedDict, mmap_key
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.utils import floatToGoString
 
 from .stores.base import StoreUnavailable
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# prometheus-client's own variable: the folder of the multiprocess files, set by the supervisor (workers.py).
+MULTIPROCESS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 # Labels come from fixed sets, so that no client can grow the scrape: any other method is "other",
 # any path that no route matched "unmatched".
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
+REQUESTS = "growth_http_requests"
+REQUESTS_HELP = "HTTP requests answered, by route, method and status"
+REQUEST_LABELS = ("route", "method", "status")
+LATENCY = "growth_http_request_duration_seconds"
+LATENCY_HELP = "Time to answer a request, by route"
+_BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 _STARTED = "growth_gevent.started"
+
+
+class ProcessTally:
+    """One process's requests and latencies, in dicts and lists."""
+
+    def __init__(self):
+        self._requests = {}  # (route, method, status) -> count
+        self._latency = {}  # route -> [count per bucket..., count over the last bucket, sum of seconds]
+
+    def count(self, route, method, status, elapsed):
+        key = (route, method, status)
+        self._requests[key] = self._requests.get(key, 0) + 1
+        histogram = self._latency.get(route)
+        if histogram is None:
+            histogram = self._latency[route] = [0] * len(_BOUNDS) + [0.0]
+        histogram[bisect.bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+        histogram[-1] += elapsed
+
+    def families(self):
+        requests = CounterMetricFamily(REQUESTS, REQUESTS_HELP, labels=REQUEST_LABELS)
+        for (route, method, status), count in sorted(self._requests.items()):
+            requests.add_metric([route, method, str(status)], count)
+        latency = HistogramMetricFamily(LATENCY, LATENCY_HELP, labels=["route"])
+        for route, histogram in sorted(self._latency.items()):
+            cumulative, buckets = 0, []
+            for bound, count in zip(_BOUNDS, histogram[:-1], strict=True):
+                cumulative += count
+                buckets.append((bound, cumulative))
+            latency.add_metric([route], buckets, histogram[-1])
+        return [requests, latency]
+
+
+class SharedTally(ProcessTally):
+    """Every worker's requests and latencies. This worker counts as one process does and writes each
+    count it changes to its own files in ``directory``, as prometheus-client's multiprocess mode lays them
+    out (``counter_PID.db``, ``histogram_PID.db``: its MmapedDict, under its keys), but without the lock and
+    pid check its value class takes per update (one thread; no fork once serving): ~1 µs a write. A
+    scrape merges every worker's files, those of workers that exited included, so totals never go down."""
+
+    def __init__(self, directory):
+        super().__init__()
+        pid = os.getpid()
+        self._counters = MmapedDict(os.path.join(directory, f"counter_{pid}.db"))
+        self._histograms = MmapedDict(os.path.join(directory, f"histogram_{pid}.db"))
+        self._directory = directory
+        self._request_keys = {}  # (route, method, status) -> its key in the files
+        self._latency_keys = {}  # route -> [key per bucket..., key of the sum of seconds]
+
+    def count(self, route, method, status, elapsed):
+        super().count(route, method, status, elapsed)
+        requests = (route, method, status)
+        key = self._request_keys.get(requests)
+        if key is None:
+            key = self._request_keys[requests] = mmap_key(REQUESTS, REQUESTS + "_total", REQUEST_LABELS,
+                                                          (route, method, str(status)), REQUESTS_HELP)
+        self._counters.write_value(key, self._requests[requests], 0.0)
+        histogram, keys = self._latency[route], self._latency_keys.get(route)
+        if keys is None:
+            keys = self._latency_keys[route] = [
+                *(mmap_key(LATENCY, LATENCY + "_bucket", ("route", "le"), (route, bound), LATENCY_HELP)
+                  for bound in _BOUNDS),
+                mmap_key(LATENCY, LATENCY + "_sum", ("route",), (route,), LATENCY_HELP)]
+            for bucket_key in keys:  # every bucket, the empty ones too, as a histogram has them
+                self._histograms.write_value(bucket_key, 0.0, 0.0)
+        bucket = bisect.bisect_left(LATENCY_BUCKETS, elapsed)
+        self._histograms.write_value(keys[bucket], histogram[bucket], 0.0)
+        self._histograms.write_value(keys[-1], histogram[-1], 0.0)
+
+    def families(self):
+        return MultiProcessCollector.merge(glob.glob(os.path.join(self._directory, "*.db")))
 
 
 class Metrics:
@@ -25,8 +116,9 @@ class Metrics:
 
     def __init__(self, store):
         self._store = store
-        self._requests = {}  # (route, method, status) -> count
-        self._latency = {}  # route -> [count per bucket..., count over the last bucket, sum of seconds]
+        # Read where prometheus-client's value class reads it: set by the supervisor for its workers only.
+        multiprocess_dir = os.environ.get(MULTIPROCESS_DIR_VARIABLE)
+        self._tally = ProcessTally() if multiprocess_dir is None else SharedTally(multiprocess_dir)
         self._registry = CollectorRegistry()
         self._registry.register(self)
 
@@ -35,15 +127,8 @@ class Metrics:
 
     def process_response(self, req, resp, resource, req_succeeded):
         elapsed = time.perf_counter() - req.env[_STARTED]
-        route = req.uri_template or "unmatched"
         method = req.method if req.method in KNOWN_METHODS else "other"
-        key = (route, method, resp.status_code)
-        self._requests[key] = self._requests.get(key, 0) + 1
-        histogram = self._latency.get(route)
-        if histogram is None:
-            histogram = self._latency[route] = [0] * (len(LATENCY_BUCKETS) + 1) + [0.0]
-        histogram[bisect.bisect_left(LATENCY_BUCKETS, elapsed)] += 1
-        histogram[-1] += elapsed
+        self._tally.count(req.uri_template or "unmatched", method, resp.status_code, elapsed)
 
     def on_get(self, req, resp):
         resp.content_type = CONTENT_TYPE_LATEST
@@ -53,22 +138,13 @@ class Metrics:
 
     def collect(self):
         """What a scrape reads; the store's figures are read now, so requests pay nothing for them."""
-        requests = CounterMetricFamily("growth_http_requests", "HTTP requests answered, by route, method and status",
-                                       labels=["route", "method", "status"])
-        for (route, method, status), count in sorted(self._requests.items()):
-            requests.add_metric([route, method, str(status)], count)
-        yield requests
-        latency = HistogramMetricFamily("growth_http_request_duration_seconds", "Time to answer a request, by route",
-                                        labels=["route"])
-        for route, histogram in sorted(self._latency.items()):
-            cumulative, buckets = 0, []
-            for bound, count in zip([*map(str, LATENCY_BUCKETS), "+Inf"], histogram[:-1]):
-                cumulative += count
-                buckets.append((bound, cumulative))
-            latency.add_metric([route], buckets, histogram[-1])
-        yield latency
+        yield from self._tally.families()
         yield GaugeMetricFamily("growth_writes_refused", "1 while writes are refused after a failed snapshot",
                                 value=0 if self._store.writes_refused() is None else 1)
+        losses = self._store.data_losses()
+        if losses is not None:
+            yield CounterMetricFamily("growth_store_data_lost", "Times the store was found without its data "
+                                      "(Redis restarted without persistence, or flushed)", value=losses)
         snapshots = self._store.snapshot_status()
         if snapshots is not None and snapshots["last snapshot"] is not None:
             yield GaugeMetricFamily("growth_snapshot_last_success_timestamp_seconds",

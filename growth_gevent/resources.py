@@ -8,7 +8,7 @@ import ujson
 
 from . import csv_format
 from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
-from .records import as_record, check_name, make_key, parse_value_update, InvalidRecord
+from .records import InvalidRecord, as_record, check_name, make_key, parse_value_update
 
 # The challenge's probe record: the bulk status shows its value as "test value".
 PROBE_RECORD_KEY = make_key("BRZ", "NGDP_R", 2002)

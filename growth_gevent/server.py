@@ -52,6 +52,7 @@ class GrowthServer(WSGIServer):
         self.keepalive_timeout = config.keepalive_timeout
         self.keep_alive_header = b"timeout=%d" % config.keepalive_timeout
         self.max_header_bytes = config.max_header_bytes
+        self.max_body_bytes = config.max_body_bytes
         self.connections = set()
         self.draining = False
         self.connection_limit_log = ThrottledLog(1, NOISY_LOG_SECONDS, log)

@@ -1,4 +1,4 @@
-"""``python -m growth_gevent load FILE``: upload a bulk file, follow it until applied, print the count."""
+"""``growth-gevent load FILE``: upload a bulk file, follow it until applied, print the count."""
 
 import argparse
 import http.client
@@ -22,8 +22,17 @@ class LoadFailed(Exception):
     """The load cannot go on; the message says why, in words for the user."""
 
 
-def main(argv):
-    args = _parse_args(argv)
+def add_arguments(parser):
+    """The ``load`` command's arguments, on the command line's ``load`` parser."""
+    parser.add_argument("file", metavar="FILE", help="a JSON array of Country/Indicator/Value/Year records")
+    parser.add_argument("--url", type=_base_url, default=DEFAULT_URL,
+                        help=f"the service's base URL (default: {DEFAULT_URL})")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                        help=f"seconds to wait for the load to be applied (default: {DEFAULT_TIMEOUT:g})")
+
+
+def run(args):
+    """Upload ``args.file`` to ``args.url``; the exit code: 0 loaded, 1 refused or failed, 2 unreadable."""
     try:
         with open(args.file, "rb") as bulk_file:
             body = bulk_file.read()
@@ -37,17 +46,6 @@ def main(argv):
         return 1
     print(f"loaded {total} records (status {state}, size {size})")
     return 0
-
-
-def _parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m growth_gevent load",
-                                     description="Upload a bulk file and wait until it is applied.")
-    parser.add_argument("file", metavar="FILE", help="a JSON array of Country/Indicator/Value/Year records")
-    parser.add_argument("--url", type=_base_url, default=DEFAULT_URL,
-                        help=f"the service's base URL (default: {DEFAULT_URL})")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                        help=f"seconds to wait for the load to be applied (default: {DEFAULT_TIMEOUT:g})")
-    return parser.parse_args(argv)
 
 
 def _base_url(text):

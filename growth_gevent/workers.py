@@ -3,19 +3,23 @@
 The listening socket is bound before the fork, so every worker accepts on it and the kernel hands
 each connection to one of them. The supervisor only forwards SIGTERM/SIGINT/SIGHUP (as SIGTERM),
 restarts a worker that died, gives up when workers keep dying as they start, and waits for all of
-them to finish their graceful shutdown.
+them to finish their graceful shutdown. It also owns the folder where the workers' metrics meet
+(prometheus-client's multiprocess mode, see metrics.py), made at start and removed at the end.
 """
 
 import logging
 import os
 import signal
+import tempfile
 import time
 
 import gevent
 from gevent.os import fork_and_watch
 from gevent.queue import Queue
+from prometheus_client.multiprocess import mark_process_dead
 
 from .lifecycle import STOP_SIGNALS, ignore_signals, stop_on_signals
+from .metrics import MULTIPROCESS_DIR_VARIABLE
 
 # A worker that dies at once must not be restarted in a tight loop.
 RESTART_DELAY_SECONDS = 1.0
@@ -32,23 +36,34 @@ log = logging.getLogger("growth_gevent")
 
 
 def run_workers(count, serve_worker, listener, shutdown_timeout):
-    """Fork ``count`` workers and supervise them until a stop signal; the exit code (see Supervisor)."""
-    return Supervisor(count, serve_worker, listener, shutdown_timeout).run()
+    """Fork ``count`` workers and supervise them until a stop signal; the exit code (see Supervisor).
+    The workers find their metrics folder in the environment they inherit, where prometheus-client
+    looks for it."""
+    with tempfile.TemporaryDirectory(prefix="growth-metrics-") as metrics_dir:
+        os.environ[MULTIPROCESS_DIR_VARIABLE] = metrics_dir
+        log.info("the workers' metrics meet in %s", metrics_dir)
+        try:
+            return Supervisor(count, serve_worker, listener, shutdown_timeout, metrics_dir=metrics_dir).run()
+        finally:
+            del os.environ[MULTIPROCESS_DIR_VARIABLE]
 
 
 class Supervisor:
     """Forks ``count`` processes running ``serve_worker(index, stop)`` and keeps them running.
 
     ``stop`` is the worker's Event set by a stop signal; serve_worker returns the worker's exit code.
+    ``metrics_dir``, when given, is the workers' multiprocess metrics folder: an exited worker is marked
+    dead there (its counts stay in the totals).
     ``listener`` is the socket the workers accept on; the supervisor keeps it open to start new workers
     and closes it when stopping, so that the port refuses connections once every worker has closed it.
     Each event (a stop signal, a worker's exit, a restart that is due) is one method, as in gunicorn's
     Arbiter. ``fork``, ``kill`` and ``clock`` are the operating system's unless a test fakes them.
     """
 
-    def __init__(self, count, serve_worker, listener, shutdown_timeout,
+    def __init__(self, count, serve_worker, listener, shutdown_timeout, metrics_dir=None,
                  fork=fork_and_watch, kill=os.kill, clock=time.monotonic):
         self._count = count
+        self._metrics_dir = metrics_dir
         self._serve_worker = serve_worker
         self._listener = listener
         self._shutdown_timeout = shutdown_timeout
@@ -123,6 +138,8 @@ class Supervisor:
 
     def on_exit(self, pid, status):
         index, started = self.workers.pop(pid)
+        if self._metrics_dir is not None:
+            mark_process_dead(pid, self._metrics_dir)
         code = os.waitstatus_to_exitcode(status)
         if self._stopping:
             if code:

@@ -6,10 +6,11 @@ import subprocess
 import sys
 
 import gevent
-from growth_gevent.testing import open_redis_store, wait_for
-from support import ROOT
 
 from growth_gevent.stores.base import StoreUnavailable
+from growth_gevent.testing import open_redis_store, wait_for
+
+from support import ROOT
 
 KEY = ("BRZ", "NGDP_R", 2002)
 TIMEOUT = 0.5
@@ -29,8 +30,8 @@ def series_records(country, years):
 QUEUE_AND_EXIT = """
 import sys, ujson
 from growth_gevent.stores.redis import RedisStore
-store = RedisStore(sys.argv[1], pool_size=1, timeout=2, chunk_size=2, queue_records=500_000, cache_stale_seconds=0,
-                   verify_tls=True)
+store = RedisStore(sys.argv[1], pool_size=1, timeout=2, chunk_size=2, queue_records=500_000, max_records=500_000,
+                   cache_stale_seconds=0, verify_tls=True)
 print(store.submit_bulk([(tuple(key), value) for key, value in ujson.loads(sys.argv[2])]))
 """
 

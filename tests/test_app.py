@@ -10,14 +10,15 @@ import pytest
 import webtest
 from gevent.event import Event
 
-from growth_gevent.testing import RedisServer, open_redis_store
-from support import load, memory_store, post_records
 from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
 from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.stores.memory import MemoryStore
+from growth_gevent.testing import RedisServer, open_redis_store
+
+from support import load, memory_store, post_records
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 

@@ -9,12 +9,75 @@ import sys
 
 import pytest
 
-from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT
+from growth_gevent import __version__, cli
+from growth_gevent.cli import config_from, flag, main, parse_command_line
+from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT, SETTINGS
 from growth_gevent.snapshot import read_snapshot, write_snapshot
 from growth_gevent.testing import open_redis_store, start_fails, wait_for
 from scripts.generate_data import generate
 
 from support import ROOT
+
+
+def test_help_lists_the_commands_and_exits_0(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: growth-gevent [-h] [--version] COMMAND ...")
+    assert re.search(r"^ +serve +serve the API \(the default\)$", out, re.M)
+    assert re.search(r"^ +load +upload a bulk file and wait until it is applied$", out, re.M)
+
+
+def test_version_prints_the_packages_version_and_exits_0(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert (exited.value.code, capsys.readouterr().out) == (0, f"growth-gevent {__version__}\n")
+
+
+def test_serve_has_one_flag_per_setting_with_the_settings_variable_and_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    flags = re.findall(r"\[(--[a-z-]+) [^]]+\]", out)
+    assert flags == [flag(setting) for setting in SETTINGS]
+    assert len(set(flags)) == len(SETTINGS)
+    assert "--snapshot" in flags and "--port" in flags
+    for setting in SETTINGS:
+        assert f"({setting.env}; default: " in out
+
+
+@pytest.mark.parametrize("argv", [["--port", "9000"], ["serve", "--port", "9000"]])
+def test_a_flag_overrides_the_environment_which_gives_the_rest(argv):
+    config = config_from(parse_command_line(argv), {"PORT": "8000", "GROWTH_ACCESS_LOG": "on"})
+    assert (config.port, config.access_log) == (9000, True)
+    assert config_from(parse_command_line([]), {"PORT": "8000"}).port == 8000
+
+
+def test_a_store_flag_reads_redis_url_from_the_environment():
+    config = config_from(parse_command_line(["--store", "redis"]), {"REDIS_URL": "redis://h:1/0"})
+    assert config.store_url == "redis://h:1/0"
+
+
+def test_a_bad_flag_value_names_the_setting_and_the_flag_and_serves_nothing(caplog, monkeypatch):
+    monkeypatch.setattr(cli, "configure_logging", lambda: None)  # the test's log capture stays in place
+    assert main(["--port", "abc", "--access-log", "on"], environ={}) == 2
+    assert "configuration error: PORT must be an integer, got 'abc' (given as --port)" in caplog.text
+
+
+def test_load_is_the_upload_command():
+    args = parse_command_line(["load", "data.json", "--url", "http://h:1/"])
+    assert (args.command, args.file, args.url, args.timeout) == ("load", "data.json", "http://h:1", 300.0)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("command", [[sys.executable, "-m", "growth_gevent", "--help"],
+                                     [sys.executable, "-m", "growth_gevent", "--version"]])
+def test_help_and_version_of_the_real_entry_point_exit_0_without_serving(command):
+    result = subprocess.run(command, cwd=ROOT, env={"PORT": "0"}, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0
+    assert result.stdout.startswith(("usage: growth-gevent", "growth-gevent "))
+    assert "listening on" not in result.stderr
 
 
 @pytest.mark.live

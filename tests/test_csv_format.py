@@ -6,8 +6,6 @@ import pandas
 import pytest
 import ujson
 import webtest
-from growth_gevent.testing import LiveServer
-from support import load
 
 from growth_gevent import csv_format
 from growth_gevent.app import create_app
@@ -15,7 +13,9 @@ from growth_gevent.body import BulkParser
 from growth_gevent.config import Config
 from growth_gevent.csv_format import InvalidCSV, parse_records, rows_at_most, write
 from growth_gevent.records import InvalidRecord
-from growth_gevent.stores.memory import MemoryStore
+from growth_gevent.testing import LiveServer
+
+from support import load, memory_store
 
 HEADER = "Country,Indicator,Value,Year\r\n"
 CSV_TYPE = "text/csv; charset=utf-8"
@@ -256,9 +256,8 @@ class TestBulkPost:
 
 
 def memory_client(**settings):
-    config = Config(**settings)
-    store = MemoryStore(chunk_size=4, queue_records=config.bulk_queue_records)
-    return webtest.TestApp(create_app(store, config)), store
+    store = memory_store(bulk_chunk_records=4, **settings)
+    return webtest.TestApp(create_app(store, Config(**settings))), store
 
 
 class TestBulkLimits:

@@ -6,9 +6,10 @@ import resource
 
 import pytest
 
-from support import SAMPLE
 from growth_gevent.snapshot import read_snapshot, write_snapshot
 from growth_gevent.testing import RedisServer, start_fails, wait_for
+
+from support import SAMPLE
 
 RECORD = "/api/v1/growth/A/B/{}"
 

@@ -56,9 +56,10 @@ def test_every_rule_of_the_parser_is_pinned_by_a_case():
     # A rule is the argument after a refusal's message: `Refusal("message", "rule")`, or
     # `return "message", "rule"` where a helper picks both.
     source = pathlib.Path(head.__file__).read_text()
-    declared = set(re.findall(r'", "([a-z0-9.-]+)"\)?(?: from None)?$', source, re.MULTILINE))
+    declared = set(re.findall(r'", "([a-z0-9.-]+)"(?:, \w+)?\)?(?: from None)?$', source, re.MULTILINE))
     timeouts = {"request-line-timeout", "header-timeout"}  # need a stalled reader: the test below
-    assert {case.values[1]["rule"] for case in INVALID} | timeouts == declared
+    body_rules = {"chunk-too-large"}  # a chunk size, read from the body: tests/test_http.py
+    assert {case.values[1]["rule"] for case in INVALID} | timeouts | body_rules == declared
 
 
 def test_a_timeout_while_reading_is_a_408_with_its_rule():
@@ -78,5 +79,13 @@ def test_a_timeout_while_reading_is_a_408_with_its_rule():
 
 
 def test_refusals_are_typed_by_status():
-    assert [cls.status for cls in (head.BadRequest, head.RequestTimeout, head.URITooLong,
-                                   head.HeaderFieldsTooLarge)] == [400, 408, 414, 431]
+    assert [cls.status for cls in (head.BadRequest, head.RequestTimeout, head.ContentTooLarge, head.URITooLong,
+                                   head.HeaderFieldsTooLarge)] == [400, 408, 413, 414, 431]
+
+
+def test_a_chunk_larger_than_any_body_is_refused_by_its_size():
+    head.check_chunk_size(1000, 1000)
+    with pytest.raises(head.ContentTooLarge) as refused:
+        head.check_chunk_size(2**64 - 1, 1000)
+    assert (refused.value.rule, refused.value.limit, str(refused.value)) == (
+        "chunk-too-large", 1000, "request body is larger than 1000 bytes")

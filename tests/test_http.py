@@ -9,15 +9,16 @@ import resource
 import select
 import signal
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
-from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 from test_head import INVALID as INVALID_HEADS
 from test_head import INVALID_MAX_HEADER_BYTES
 
+from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 from scripts.generate_data import generate
 
 pytestmark = pytest.mark.live  # every test here starts a server process
@@ -121,10 +122,10 @@ def test_a_stalled_body_is_cut_at_the_body_deadline(server):
 @pytest.mark.parametrize("server", [{"GROWTH_KEEPALIVE_TIMEOUT": "0.5", "GROWTH_HEADER_TIMEOUT": "1"}], indirect=True)
 def test_idle_connections_are_closed_after_their_timeout(server):
     kept = server.connection()
+    started = time.monotonic()  # before the server's idle deadline starts: the bound below is a lower one
     kept.request("GET", "/ping")
     kept.getresponse().read()
     silent = server.socket()
-    started = time.monotonic()
     assert wait_for(lambda: closed_by_peer(kept.sock), timeout=5)
     assert 0.5 <= time.monotonic() - started < 2
     assert wait_for(lambda: closed_by_peer(silent), timeout=5)
@@ -398,6 +399,83 @@ def test_the_answer_past_the_connection_cap_has_a_request_id_too(server):
     get_ping(held)
     status, headers, _ = get_ping(server.socket())
     assert status == 503 and re.fullmatch("[0-9a-f]{32}", headers["x-request-id"])
+
+
+SLOW_READERS = 50  # the issue's count
+PIPELINED = 200
+# /ping is timed from the flood's start for this long: the bounded burst of pages takes 0.5-4 s here
+# (on 2 shared cores), the unbounded one 6-15 s.
+PING_SECONDS = 8
+LIST_PAGE = b"GET /api/v1/growth?limit=1000 HTTP/1.1\r\nHost: t\r\n\r\n"
+LIST_PAGE_LABELS = {'method="GET"', 'route="/api/v1/growth"', 'status="200"'}
+
+
+def pages_built(server):
+    """List pages answered so far, from /metrics (counted as built, before they are sent)."""
+    for line in server.request("GET", "/metrics")[1].decode().splitlines():
+        match = re.fullmatch(r"growth_http_requests_total\{(.*)\} ([0-9.e+]+)", line)
+        if match and set(match.group(1).split(",")) == LIST_PAGE_LABELS:
+            return int(float(match.group(2)))
+    return 0
+
+
+def settled(read, quiet_seconds=1.0, timeout=30):
+    """``read()`` once it has not changed for ``quiet_seconds``."""
+    last, since = read(), time.monotonic()
+    deadline = since + timeout
+    while time.monotonic() - since < quiet_seconds:
+        assert time.monotonic() < deadline, f"still changing after {timeout} s: {last}"
+        time.sleep(0.1)  # between polls of a deadline-bounded wait
+        now = read()
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+
+
+def test_readers_that_pipeline_and_never_read_are_built_few_pages_and_ping_stays_fast(server):
+    payload = json.dumps(generate(42450, seed=2002)).encode()
+    assert server.request("POST", "/api/v1/growth", payload, {"Content-Type": "application/json"})[0] == 202
+    server.wait_until_complete()
+    page_bytes = len(server.request("GET", "/api/v1/growth?limit=1000")[1])  # not counted below
+    latencies = []
+
+    def ping_for(seconds):  # from before the readers send, past the pages they can make the server build
+        ping = server.connection()
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            started = time.perf_counter()
+            ping.request("GET", "/ping")
+            assert ping.getresponse().read() == b"pong"
+            latencies.append(time.perf_counter() - started)
+
+    pinger = threading.Thread(target=ping_for, args=(PING_SECONDS,))
+    pinger.start()
+    readers = [server.socket() for _ in range(SLOW_READERS)]
+    for sock in readers:
+        sock.sendall(LIST_PAGE * PIPELINED)
+    built = settled(lambda: pages_built(server)) - 1  # less the page measured above
+    pinger.join()
+    latencies.sort()
+    p50, p99 = latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.99)]
+    print(f"\n{SLOW_READERS} readers pipelining {PIPELINED} pages of {page_bytes} bytes, reading none: "
+          f"{built} pages built ({built / SLOW_READERS:.1f} per connection, "
+          f"{built * page_bytes / SLOW_READERS / 2**20:.2f} MiB); /ping meanwhile ({PING_SECONDS} s, "
+          f"{len(latencies)} pings): p50 {p50 * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms")
+    assert built / SLOW_READERS <= 16
+    assert p50 < 0.1
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_BODY_BYTES": "1000", "GROWTH_BODY_TIMEOUT": "5"}], indirect=True)
+@pytest.mark.parametrize("size", [b"FFFFFFFFFFFFFFFF", b"3E9"], ids=["2**64-1", "1001"])
+def test_a_chunk_larger_than_any_body_is_a_413_at_once(server, size):
+    sock = server.socket()
+    started = time.monotonic()
+    sock.sendall(post_head(HOST, JSON, b"Transfer-Encoding: chunked") + size + b"\r\n[")
+    status, headers, body = read_response(sock)
+    assert (status, headers["connection"], json.loads(body)) == (
+        413, "close", {"msg": "request body is larger than 1000 bytes"})
+    assert time.monotonic() - started < 1
+    assert wait_for(lambda: closed_by_peer(sock))
 
 
 def read_to_end(sock):

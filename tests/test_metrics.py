@@ -1,13 +1,13 @@
 """/metrics counts real requests, in the Prometheus text format."""
 
 import pytest
-
 import webtest
 from prometheus_client.parser import text_string_to_metric_families
 
-from support import WAIT_SECONDS, load, memory_store, post_records
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
+
+from support import WAIT_SECONDS, load, memory_store, post_records
 
 RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year:year}"
 

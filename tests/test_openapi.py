@@ -239,6 +239,7 @@ _path_values = st.fixed_dictionaries({
     "country": _mostly(st.sampled_from(["BRZ", "brz"]), _segment),
     "indicator": _mostly(st.sampled_from(["NGDP_R", "ngdp_r"]), _segment),
     "year": _mostly(st.sampled_from([str(year) for year in range(1996, 2010)]), _segment),
+    "asset": _mostly(st.sampled_from(RESOLVED_PATHS["/docs/{asset}"]["parameters"][0]["schema"]["enum"]), _segment),
 })
 _random_path = st.lists(_segment, max_size=6).map(lambda parts: "/" + "/".join(parts))
 _query_name = st.one_of(st.sampled_from(LIST_PARAMETERS), st.sampled_from(["", "x", "Country", "limit ", "from[]"]),
@@ -329,7 +330,8 @@ def _check_raw_response(method, url, response):
         media_type = response.content_type
         assert media_type in documented, (request, status, media_type)
         if media_type != "application/json":
-            response.body.decode("utf-8")
+            if media_type.startswith("text/"):
+                response.body.decode("utf-8")
             return
         document = json.loads(response.body)
         OAS30Validator(documented[media_type]["schema"]).validate(document)

@@ -5,8 +5,9 @@ import subprocess
 
 import pytest
 
-from support import ROOT, two_workers_on_redis
 from growth_gevent.testing import LiveServer
+
+from support import ROOT, two_workers_on_redis
 
 README = (ROOT / "README.md").read_text()
 WALKTHROUGH = re.search(r"<!-- walkthrough -->\n```console\n(.*?)```\n<!-- /walkthrough -->", README, re.S)

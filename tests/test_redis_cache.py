@@ -8,8 +8,14 @@ import types
 
 import gevent
 import pytest
-from fake_redis import Error, FakeRedis
+
+from growth_gevent import cli
+from growth_gevent.config import Config
+from growth_gevent.stores.redis import cache as cache_module
+from growth_gevent.stores.redis.cache import INVALIDATIONS, ReadCache
 from growth_gevent.testing import open_redis_store, wait_for
+
+from fake_redis import Error, FakeRedis
 from redis_support import (
     KEY,
     TIMEOUT,
@@ -18,11 +24,6 @@ from redis_support import (
     open_store,
     served_from_cache,
 )
-
-from growth_gevent import cli
-from growth_gevent.config import Config
-from growth_gevent.stores.redis import cache as cache_module
-from growth_gevent.stores.redis.cache import INVALIDATIONS, ReadCache
 
 SERIES = "growth:s:BRZ/NGDP_R"
 OTHER_SERIES = "growth:s:USA/NGDP_R"

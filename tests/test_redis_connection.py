@@ -4,7 +4,10 @@ import subprocess
 
 import gevent
 import pytest
+
+from growth_gevent.stores.base import StoreUnavailable
 from growth_gevent.testing import RedisServer, open_redis_store, wait_for
+
 from redis_support import (
     KEY,
     TIMEOUT,
@@ -13,8 +16,6 @@ from redis_support import (
     served_from_cache,
     unavailable,
 )
-
-from growth_gevent.stores.base import StoreUnavailable
 
 
 def test_store_calls_raise_store_unavailable_when_nothing_listens():

@@ -5,7 +5,14 @@ import logging
 
 import pytest
 import webtest
+
+from growth_gevent.app import create_app
+from growth_gevent.stores.base import COMPLETE
+from growth_gevent.stores.redis import store as store_module
+from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS
+from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES
 from growth_gevent.testing import open_redis_store
+
 from redis_support import (
     TIMEOUT,
     WAIT_SECONDS,
@@ -14,12 +21,6 @@ from redis_support import (
     series_records,
 )
 from support import memory_store
-
-from growth_gevent.app import create_app
-from growth_gevent.stores.base import COMPLETE
-from growth_gevent.stores.redis import store as store_module
-from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS
-from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES
 
 
 def test_a_chunk_longer_than_one_hset_takes_is_split_into_several(redis_server):
@@ -66,7 +67,8 @@ def break_job(direct, breakage):
         direct.set("growth:s:A/B", "a string where a hash should be")
 
 
-@pytest.mark.parametrize("breakage, error", [("malformed chunk", "Expected value"), ("key of another type", "WRONGTYPE")])
+@pytest.mark.parametrize("breakage, error", [("malformed chunk", "Expected value"),
+                                             ("key of another type", "WRONGTYPE")])
 def test_a_chunk_that_keeps_failing_moves_its_job_to_the_dead_letters_and_later_jobs_proceed(
         redis_server, caplog, breakage, error):
     redis_server.flush()
@@ -156,3 +158,75 @@ def test_a_list_query_across_the_store_examines_at_most_the_budget_per_script(fr
         assert fresh.records(first=1, last=6)[0] == 48
         # 12 series, 2 per script, and a last script that finds none after them.
         assert direct.info("commandstats")["cmdstat_evalsha"]["calls"] == 7
+
+
+def matching(records, country=None, indicator=None, first=None, last=None):
+    return [(key, value) for key, value in records
+            if country in (None, key[0]) and indicator in (None, key[1])
+            and (first is None or key[2] >= first) and (last is None or key[2] <= last)]
+
+
+def page_after(records, after, offset=0, limit=100, **filters):
+    """What ``records(after=..., ...)`` answers, from the records themselves: in paging order (Python's
+    order of (str, str, int) is code point order, then year as a number)."""
+    found = sorted(matching(records, **filters))
+    return len(found), [record for record in found if record[0] > after][offset:offset + limit]
+
+
+CURSOR_RECORDS = [((country, indicator, year), year % 7) for country in ("AA", "B", "Z", "É")
+                  for indicator in ("M", "N", "É") for year in (-(10 ** 30), -10, -9, 0, 9, 10, 2002, 10 ** 30)]
+CURSORS = [("", "", 0), ("AA", "M", -10), ("AA", "M", 10 ** 30), ("B", "", 0), ("B", "N", 5), ("B", "Zz", 1),
+           ("Z", "É", 9), ("É", "É", 10 ** 30), ("É", "Ф", 0), ("Ф", "", 0), ("A", "M", 2002)]
+CURSOR_QUERIES = [{}, {"limit": 5}, {"offset": 3, "limit": 4}, {"country": "B"}, {"indicator": "É", "limit": 7},
+                  {"first": -9, "last": 10}, {"first": 9, "last": 9}, {"country": "É", "first": 0, "offset": 2}]
+
+
+@pytest.mark.parametrize("budget", [1, 7, 10_000])
+def test_a_page_after_a_key_starts_strictly_after_it_counts_every_match_and_keeps_the_filters(
+        fresh, monkeypatch, budget):
+    """Keys stored or not, before every record or after them all, names past ASCII (ordered by code point,
+    whatever the server's locale), years of 31 digits; read in one script or in many."""
+    monkeypatch.setattr(store_module, "SCAN_BUDGET", budget)
+    fresh.submit_bulk(CURSOR_RECORDS)
+    assert fresh.wait_idle(WAIT_SECONDS)
+    for after in CURSORS:
+        for query in CURSOR_QUERIES:
+            assert fresh.records(after=after, **query) == page_after(CURSOR_RECORDS, after, **query), (after, query)
+
+
+def test_following_each_page_s_last_key_visits_every_record_once_in_order(fresh):
+    fresh.submit_bulk(CURSOR_RECORDS)
+    assert fresh.wait_idle(WAIT_SECONDS)
+    seen, after = [], None
+    while True:
+        total, page = fresh.records(limit=7, after=after)
+        assert total == len(CURSOR_RECORDS)
+        if not page:
+            break
+        seen += page
+        after = page[-1][0]
+    assert seen == sorted(CURSOR_RECORDS)
+
+
+def commands(direct):
+    stats = direct.info("commandstats")
+    return {name: stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("evalsha", "hget", "hkeys")}
+
+
+def test_a_page_after_a_deep_key_costs_what_the_first_page_costs(fresh, redis_server, monkeypatch):
+    """The same scripts as the first page (every series is counted for ``total`` either way), and only the
+    page's own values read: none of the records before the key."""
+    monkeypatch.setattr(store_module, "SCAN_BUDGET", 20)
+    fresh.submit_bulk(grid_records())
+    assert fresh.wait_idle(WAIT_SECONDS)
+    deep = fresh.records(offset=60, limit=1)[1][0][0]
+    costs = []
+    with redis_server.client() as direct:
+        for after in (None, deep):
+            direct.config_resetstat()
+            assert len(fresh.records(limit=5, after=after)[1]) == 5
+            costs.append(commands(direct))
+    first, after_deep = costs
+    assert after_deep["evalsha"] == first["evalsha"]
+    assert after_deep["hget"] == first["hget"] == 5
+    assert after_deep["hkeys"] <= first["hkeys"] + 1  # the key's own series, to find the years after it

@@ -7,11 +7,12 @@ import time
 import gevent
 import pytest
 import redis
-from fake_redis import Error
-from growth_gevent.testing import open_redis_store, wait_for
-from redis_support import KEY, TIMEOUT, in_greenlets, open_store
 
 from growth_gevent.stores.redis.shared_connection import SharedConnection
+from growth_gevent.testing import open_redis_store, wait_for
+
+from fake_redis import Error
+from redis_support import KEY, TIMEOUT, in_greenlets, open_store
 
 LOST = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
 

@@ -7,20 +7,22 @@ import time
 
 import pytest
 import webtest
+
+from growth_gevent.app import create_app
+from growth_gevent.responses import RETRY_AFTER_SECONDS
+from growth_gevent.stores.base import BulkQueueFull, StoreFull, StoreUnavailable
 from growth_gevent.testing import open_redis_store, wait_for
+
 from redis_support import (
     KEY,
     TIMEOUT,
     WAIT_SECONDS,
+    in_greenlets,
     open_store,
     queue_and_die,
     series_records,
     unavailable,
 )
-
-from growth_gevent.app import create_app
-from growth_gevent.responses import RETRY_AFTER_SECONDS
-from growth_gevent.stores.base import BulkQueueFull, StoreUnavailable
 
 BUSY_SCRIPT = """
 local started = redis.call('TIME')
@@ -293,5 +295,90 @@ def test_needs_initial_data_when_redis_lost_its_data(own_redis, loss):
         assert store.needs_initial_data()
         assert store.submit_bulk(series_records("A", 3), initial=True) == 1
         assert not store.needs_initial_data()
+    finally:
+        store.close()
+
+
+CAP = 10
+
+
+def test_the_record_cap_holds_across_workers_racing_to_write_new_keys(shared_capped):
+    """Two workers, 15 new keys each, all at once: the cap is decided in the script that writes."""
+    keys = iter([(f"W{n}", "B", n) for n in range(30)])
+    stores = iter(shared_capped * 15)
+    outcomes = in_greenlets(30, lambda: next(stores).put(next(keys), 1), errors=(StoreFull,))
+    assert outcomes.count(True) == CAP
+    refusals = [outcome for outcome in outcomes if isinstance(outcome, StoreFull)]
+    assert len(refusals) == 30 - CAP and {(refused.held, refused.limit) for refused in refusals} == {(CAP, CAP)}
+    assert shared_capped[0].size() == shared_capped[1].size() == CAP
+
+
+@pytest.fixture
+def shared_capped(redis_server):
+    redis_server.flush()
+    first, second = open_store(redis_server, max_records=CAP), open_store(redis_server, max_records=CAP)
+    yield first, second
+    first.close()
+    second.close()
+
+
+def test_at_the_cap_a_new_key_is_refused_a_stored_one_replaced_and_a_delete_makes_room(shared_capped):
+    first, second = shared_capped
+    for year in range(CAP):
+        first.put(("A", "B", year), year)
+    with pytest.raises(StoreFull) as refused:
+        second.put(("C", "D", 1), 1)
+    assert str(refused.value) == ("the store is full: it holds at most 10 records, 10 are stored or waiting to be "
+                                  "applied and this write adds up to 1")
+    assert second.get(("C", "D", 1)) is None and second.records(country="C") == (0, [])
+    assert second.put(("A", "B", 0), 9.5) is False and first.get(("A", "B", 0)) == 9.5
+    assert second.delete(("A", "B", 1)) is True
+    assert second.put(("C", "D", 1), 1) is True
+    assert first.size() == CAP
+
+
+def test_a_bulk_job_that_could_pass_the_cap_with_what_other_workers_queued_is_refused(redis_server):
+    redis_server.flush()
+    queue_and_die(redis_server, series_records("A", 4))  # waiting, queued by a worker that died
+    store = open_store(redis_server, max_records=CAP, queue_records=100)
+    try:
+        store.put(("S", "T", 1), 1)
+        store._apply_one_chunk = lambda: False  # the job stays queued
+        for refuse in (store.check_bulk_room, lambda count: store.submit_bulk(series_records("B", count))):
+            with pytest.raises(StoreFull) as refused:
+                refuse(6)
+            assert (refused.value.held, refused.value.limit, refused.value.records) == (5, CAP, 6)
+        assert store.bulk_status().jobs_accepted == 1  # nothing queued
+        store.check_bulk_room(5)
+        assert store.submit_bulk(series_records("B", 5)) == 2  # up to the cap exactly
+        del store._apply_one_chunk
+        assert store.wait_idle(WAIT_SECONDS)
+        assert store.size() == CAP
+    finally:
+        store.close()
+
+
+def test_past_both_bounds_a_bulk_job_is_refused_by_the_queue_bound_retry_later_first(redis_server):
+    redis_server.flush()
+    store = open_store(redis_server, max_records=CAP, queue_records=CAP)
+    try:
+        with pytest.raises(BulkQueueFull):
+            store.submit_bulk(series_records("B", CAP + 1))
+        with pytest.raises(BulkQueueFull):
+            store.check_bulk_room(CAP + 1)
+    finally:
+        store.close()
+
+
+def test_initial_data_is_exempt_from_the_cap_and_said_so(redis_server, caplog):
+    redis_server.flush()
+    store = open_store(redis_server, max_records=CAP)
+    try:
+        assert store.submit_bulk(series_records("A", CAP + 2), initial=True) == 1
+        assert store.wait_idle(WAIT_SECONDS)
+        assert store.size() == CAP + 2
+        assert "initial data of 12 records is more than the store's maximum of 10" in caplog.text
+        with pytest.raises(StoreFull):
+            store.put(("C", "D", 1), 1)
     finally:
         store.close()

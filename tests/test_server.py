@@ -6,8 +6,8 @@ import socket
 import time
 
 import pytest
-from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 
+from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 from scripts.generate_data import generate
 
 CONCURRENT_CONNECTIONS = 1000

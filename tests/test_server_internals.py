@@ -12,7 +12,7 @@ from gevent.server import StreamServer
 
 from growth_gevent.handler import GrowthHandler
 
-HANDLER_METHODS = ["read_requestline", "read_request", "MessageClass", "handle_one_request", "handle",
+HANDLER_METHODS = ["get_environ", "read_requestline", "read_request", "MessageClass", "handle_one_request", "handle",
                    "_handle_client_error", "_send_error_response_if_possible", "_write_with_headers",
                    "_sendall", "_write", "finalize_headers", "start_response", "log_request", "log_error"]
 HANDLER_ATTRIBUTES = ["close_connection", "response_length", "status", "time_start", "time_finish",
@@ -58,3 +58,8 @@ def test_handle_one_request_still_documents_its_three_results():
 
 def test_the_server_accepts_in_do_read():
     assert "do_read" in vars(StreamServer)
+
+
+def test_the_chunk_size_is_read_by_a_method_a_subclass_can_override():
+    assert callable(pywsgi.Input._Input__read_chunk_length)
+    assert "wsgi_input = Input(" in inspect.getsource(pywsgi.WSGIHandler.get_environ)

@@ -10,9 +10,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from growth_gevent.testing import LiveServer, RedisServer, start_fails, wait_for
 
 from support import ROOT, SAMPLE
-from growth_gevent.testing import LiveServer, RedisServer, start_fails, wait_for
 
 pytestmark = pytest.mark.live  # every test here starts a server process
 
@@ -37,8 +39,8 @@ def workers(servers, redis_server):
 
 def worker_pids(server, index=r"\d"):
     """The pids the supervisor logged for worker ``index`` (any worker by default), oldest first."""
-    return [int(match.group(1)) for match in map(re.compile(rf"worker {index} started as pid (\d+)").search, server.lines)
-            if match]
+    started = re.compile(rf"worker {index} started as pid (\d+)")
+    return [int(match.group(1)) for match in map(started.search, server.lines) if match]
 
 
 def put(server, path, value):
@@ -59,7 +61,7 @@ def all_at_once(count, action):
 
 def assert_answered_by_every_worker(server, method):
     for worker in range(WORKERS):
-        pattern = re.compile(rf"worker={worker} method={method} ")
+        pattern = re.compile(rf"worker={worker} .*method={method} ")
         if not any(pattern.search(line) for line in server.lines):
             server.wait_for_line(pattern, 10)
 
@@ -70,7 +72,8 @@ def test_concurrent_writers_on_two_workers_see_one_exact_size_and_status(workers
 
     def write(i):
         if i < jobs:  # some threads post bulk loads while the others put single records
-            records = [{"Country": f"B{i}", "Indicator": "I", "Value": year, "Year": year} for year in range(job_records)]
+            records = [{"Country": f"B{i}", "Indicator": "I", "Value": year, "Year": year}
+                       for year in range(job_records)]
             return [server.request_json("POST", "/api/v1/growth", records)[0]]
         return [put(server, RECORD.format(f"T{i}", year), year) for year in range(puts)]
 
@@ -91,8 +94,8 @@ def test_racing_puts_create_once_and_racing_deletes_delete_once(workers):
     racers = 12
     for year in range(5):
         path = RECORD.format("RACE", year)
-        assert sorted(all_at_once(racers, lambda i: put(server, path, i))) == [200] * (racers - 1) + [201]
-        deletes = all_at_once(racers, lambda i: server.request("DELETE", path)[0])
+        assert sorted(all_at_once(racers, lambda i, path=path: put(server, path, i))) == [200] * (racers - 1) + [201]
+        deletes = all_at_once(racers, lambda i, path=path: server.request("DELETE", path)[0])
         assert sorted(deletes) == [204] + [404] * (racers - 1)
     assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 0})
     assert_answered_by_every_worker(server, "PUT")
@@ -111,7 +114,7 @@ def test_a_killed_worker_is_replaced_and_sigterm_stops_every_worker(workers):
     def the_new_worker_answers():
         assert server.request_json("GET", "/api/v1/growth/A/I/1")[0] == 200
         server.read_available_lines()
-        return any("worker=0 method=GET" in line for line in server.lines[replaced:])
+        return any(re.search(r"worker=0 .*method=GET", line) for line in server.lines[replaced:])
 
     wait_for(the_new_worker_answers, timeout=15)
     server.terminate()
@@ -249,3 +252,31 @@ def test_on_heroku_redis_takes_the_buildpacks_web_concurrency(servers, redis_ser
     server = procfile_web(servers, GROWTH_STORE=redis_server.url)
     server.wait_for_line(LISTENING, 15)  # the second worker
     assert put(server, RECORD.format("A", 1), 1) == 201
+
+
+def ping_count(server):
+    """What one scrape (a new connection: any worker may answer it) says of GET /ping: requests, and
+    the latency histogram's count."""
+    status, body = server.request("GET", "/metrics")
+    assert status == 200
+    samples = {(sample.name, sample.labels.get("route"), sample.labels.get("method"), sample.labels.get("le")):
+               sample.value for family in text_string_to_metric_families(body.decode()) for sample in family.samples}
+    return (samples.get(("growth_http_requests_total", "/ping", "GET", None), 0),
+            samples.get(("growth_http_request_duration_seconds_count", "/ping", None, None), 0))
+
+
+def test_every_scrape_reads_the_totals_of_every_worker_a_dead_ones_included(workers):
+    server = workers(GROWTH_ACCESS_LOG="on")
+    folder = re.search(r"the workers' metrics meet in ([^\s\"]+)", "".join(server.lines)).group(1)
+    pings = 60
+    for _ in range(pings):
+        assert server.request("GET", "/ping")[0] == 200
+    assert_answered_by_every_worker(server, "GET")
+    assert [ping_count(server) for _ in range(10)] == [(pings, pings)] * 10
+    os.kill(worker_pids(server, 0)[0], signal.SIGKILL)
+    server.wait_for_line(r'worker=0 msg="listening on', 15)
+    assert [ping_count(server) for _ in range(10)] == [(pings, pings)] * 10
+    assert os.path.isdir(folder)
+    server.terminate()
+    assert server.wait_exit(30) == 0
+    assert not os.path.exists(folder)

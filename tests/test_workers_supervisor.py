@@ -92,7 +92,7 @@ def test_a_worker_that_dies_after_booting_is_replaced():
         victim = max(supervisor.workers)
         system.now += workers.BOOT_SECONDS + 1
         supervisor.events.put(("exit", victim, 9))
-        settle(lambda: victim not in supervisor.workers and len(supervisor.workers) == 2)
+        settle(lambda victim=victim: victim not in supervisor.workers and len(supervisor.workers) == 2)
     assert not running.ready()
     assert system.signals == []
     running.kill()
@@ -105,7 +105,7 @@ def test_workers_that_keep_dying_as_they_start_make_it_give_up_with_exit_1():
         victim = min(supervisor.workers)
         supervisor.events.put(("exit", victim, exited(3)))
         if failure < workers.MAX_BOOT_FAILURES - 1:
-            settle(lambda: victim not in supervisor.workers and len(supervisor.workers) == 2)
+            settle(lambda victim=victim: victim not in supervisor.workers and len(supervisor.workers) == 2)
     settle(lambda: listener.closed)
     survivor, = supervisor.workers
     assert system.signals == [(survivor, signal.SIGTERM)]

@@ -56,6 +56,17 @@ class BulkQueueFull(Exception):
         self.records = records
 
 
+class StoreFull(Exception):
+    """The store holds its maximum of records (``max_records``): a new key, or a bulk job that could take
+    the records stored and waiting past it (its ``records`` at most), is refused, nothing stored or
+    queued. Replacing a stored record always works; initial data is exempt."""
+
+    def __init__(self, held: int, limit: int, records: int):
+        super().__init__(f"the store is full: it holds at most {limit} records, {held} are stored or waiting "
+                         f"to be applied and this write adds up to {records}")
+        self.held, self.limit, self.records = held, limit, records
+
+
 class WritesRefused(Exception):
     """The store refuses writes for now (a write it acknowledged could not be made durable); the
     message says why."""
@@ -130,6 +141,11 @@ class Store(abc.ABC):
         """True when the store lost its data while the service ran (a Redis restarted empty), so that
         initial data should be loaded again."""
         return False
+
+    def data_losses(self) -> int | None:
+        """How many times the store was found to have lost its data while the service ran (a Redis that
+        restarted without it, or was flushed); None when this store cannot tell."""
+        return None
 
     def snapshot_status(self) -> dict[str, float | str | None] | None:
         """``{"last snapshot": unix time or None, "snapshot error": str or None}``; None when this

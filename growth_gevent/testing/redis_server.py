@@ -4,6 +4,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 
 import redis
 
@@ -25,16 +26,19 @@ def open_redis_store(url, **options):
     defaults = Config()
     return RedisStore(url, **{"pool_size": defaults.redis_pool_size, "timeout": defaults.redis_timeout,
                               "chunk_size": defaults.bulk_chunk_records, "queue_records": defaults.bulk_queue_records,
+                              "max_records": defaults.max_records,
                               "cache_stale_seconds": defaults.redis_cache_stale_seconds,
                               "verify_tls": defaults.redis_tls_verify, **options})
 
 
 class RedisServer:
-    """``start()``/``stop()`` may be called again: the server comes back on the same port, empty."""
+    """``start()``/``stop()`` may be called again: the server comes back on the same port, with what it had
+    persisted (without persistence, the default: empty)."""
 
     def __init__(self, tls=None, settings=()):
         """``tls=(certificate_file, key_file)``: serve TLS only (``rediss://``), with that certificate;
-        ``settings``: more redis-server arguments."""
+        ``settings``: more redis-server arguments (persistence is off unless they turn it on; its files
+        go to a directory of the server's own, kept across restarts)."""
         if shutil.which("redis-server") is None:
             raise RuntimeError("redis-server is not installed; ./scripts/test installs it (Debian redis-server)")
         self.port = free_port()
@@ -42,6 +46,7 @@ class RedisServer:
         self.settings = list(settings)
         self.url = f"{'rediss' if tls else 'redis'}://127.0.0.1:{self.port}/0"
         self.process = None
+        self._directory = tempfile.TemporaryDirectory(prefix="redis-")
 
     def start(self):
         listen = ["--port", str(self.port)]
@@ -50,7 +55,8 @@ class RedisServer:
             listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", certificate,
                       "--tls-key-file", key, "--tls-ca-cert-file", certificate, "--tls-auth-clients", "no"]
         self.process = subprocess.Popen(
-            ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *self.settings],
+            ["redis-server", *listen, "--bind", "127.0.0.1", "--dir", self._directory.name, "--save", "",
+             "--appendonly", "no", *self.settings],
             stdout=subprocess.DEVNULL)
         client = self.client()
 
@@ -81,6 +87,7 @@ class RedisServer:
         self.process.send_signal(signal.SIGCONT)
 
     def stop(self):
+        """SIGKILL: a crash, which only what Redis had persisted survives."""
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGCONT)
             self.process.kill()

@@ -15,6 +15,8 @@
   failed attempts of the chunk at the head of the queue, and ``initial`` once initial data was queued
 - ``growth:dead``: ids of the jobs given up on, oldest first; ``growth:dead:{N}``: job N's chunks not
   applied, the failing one first, kept for inspection; ``growth:dead:errors``: hash, job N -> its error
+- ``growth:marker``: a random token, set when absent: its change tells that Redis lost its data
+  (see :mod:`.durability`)
 
 A record is one hash field, a series one hash, a country slice one sorted set and its hashes: no
 request walks keys it does not need.
@@ -31,6 +33,7 @@ BULK = PREFIX + "bulk"
 REMAINING = PREFIX + "remaining"
 DEAD = PREFIX + "dead"
 DEAD_ERRORS = DEAD + ":errors"
+DATA_MARKER = PREFIX + "marker"
 # Fields of one HSET in a bulk chunk: Lua's unpack() takes at most 8,000 values.
 MAX_GROUP_FIELDS = 4000
 

@@ -20,10 +20,11 @@ from redis.retry import Retry
 
 from ...logs import ThrottledLog
 from ...loop import let_io_run
-from ..base import BulkQueueFull, BulkStatus, Store, StoreUnavailable
+from ..base import BulkQueueFull, BulkStatus, Store, StoreFull, StoreUnavailable
 from . import scripts
 from .cache import ReadCache
 from .connection import open_connection
+from .durability import DurabilityWatch
 from .keys import (
     BULK,
     COUNTRIES,
@@ -97,9 +98,10 @@ class RedisStore(Store):
     """
 
     def __init__(self, url: str, *, pool_size: int, timeout: float, chunk_size: int, queue_records: int,
-                 cache_stale_seconds: float, verify_tls: bool):
+                 max_records: int, cache_stale_seconds: float, verify_tls: bool):
         """``chunk_size``: records per bulk chunk (one script each); ``queue_records``: the bound of
-        :meth:`submit_bulk`, on every worker's jobs together; ``cache_stale_seconds``: that of
+        :meth:`submit_bulk`, on every worker's jobs together; ``max_records``: the most records stored, on
+        every worker's writes together (:class:`StoreFull`); ``cache_stale_seconds``: that of
         :class:`ReadCache` for record reads, 0 for no cache (while reads use it, a PING goes to Redis
         every quarter of it); ``verify_tls``: False accepts any certificate of a ``rediss://`` server."""
         # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
@@ -110,25 +112,38 @@ class RedisStore(Store):
         self._redis = redis.Redis(connection_pool=pool)
         self._chunk_size = chunk_size
         self._queue_records = queue_records
+        self._max_records = max_records
         self._enqueue = self._redis.register_script(scripts.ENQUEUE.source)
         self._apply_next_chunk = self._redis.register_script(scripts.APPLY_NEXT_CHUNK.source)
         connect = functools.partial(open_connection, redis.connection.parse_url(url), timeout, verify_tls)
         self._shared = SharedConnection(connect, timeout)
         self._cache = ReadCache(connect, timeout, cache_stale_seconds) if cache_stale_seconds else None
+        self._durability = DurabilityWatch(self._shared.call)
         self._wake = Event()
         self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS, log)
         self._applier = gevent.spawn(self._apply_queued_jobs)
 
-    @_available
     def ping(self):
-        """Raises ValueError when the URL names a database the server does not have: a setting to fix,
-        not an outage."""
+        """The start-up check: raises ValueError when the URL names a database the server does not have
+        (a setting to fix, not an outage), StoreUnavailable when Redis does not answer. Then, or once Redis
+        answers, says what a Redis crash would lose and watches for Redis losing its data (see
+        :mod:`.durability`)."""
+        try:
+            self._ping()
+        finally:
+            self._durability.start()
+
+    @_available
+    def _ping(self):
         try:
             self._redis.ping()
         except redis.ResponseError as error:
             if not str(error).startswith(_NO_SUCH_DATABASE):
                 raise
             raise ValueError(self._no_such_database()) from None
+
+    def data_losses(self) -> int:
+        return self._durability.losses
 
     def _no_such_database(self):
         pool = self._redis.connection_pool
@@ -161,9 +176,12 @@ class RedisStore(Store):
         country, indicator, year = key
         keys = record_keys(country, indicator)
         try:
-            return self._run(scripts.PUT, keys, [year, ujson.dumps(value), country, indicator]) == 1
+            created = self._run(scripts.PUT, keys, [year, ujson.dumps(value), country, indicator, self._max_records])
         finally:
             self._forget(keys[0])
+        if isinstance(created, list):  # [b"full", size]: nothing written
+            raise StoreFull(int(created[1]), self._max_records, 1)
+        return created == 1
 
     @_available
     def delete(self, key):
@@ -199,20 +217,23 @@ class RedisStore(Store):
                 if (first is None or year >= first) and (last is None or year <= last)]
 
     @_available
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
         """Read in scripts of about SCAN_BUDGET records each, so that a query across the whole store holds
         Redis no longer than one of them at a time: each series is read whole, in one script, but a
-        write between two scripts may show in the series read after it and not in those before."""
+        write between two scripts may show in the series read after it and not in those before. Every
+        matching series is counted (``total``); ``after`` only decides where the page starts, in the same
+        scripts, so a page after any key costs what the first page costs."""
         given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
-        total, page, after = 0, [], ("", "")
+        cursor = ["", "", "", ""] if after is None else ["1", after[0], after[1], after[2]]
+        total, page, resume, skip = 0, [], ("", ""), offset
         while True:
-            matching, flat, *after = self._run(
-                scripts.RECORDS, [], [PREFIX, *given, max(0, offset - total), limit - len(page), *after, SCAN_BUDGET,
-                                    SCAN_SERIES_COST])
+            matching, flat, *resume, skip = self._run(
+                scripts.RECORDS, [], [PREFIX, *given, skip, limit - len(page), *resume, SCAN_BUDGET, SCAN_SERIES_COST,
+                                      *cursor])
             total += matching
             page += [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), ujson.loads(flat[k + 3]))
                      for k in range(0, len(flat), 4)]
-            if not after[0]:
+            if not resume[0]:
                 return total, page
 
     @_available
@@ -222,21 +243,33 @@ class RedisStore(Store):
         for start in range(0, len(records), size):
             chunks.append(encode_chunk(records[start:start + size]))
             let_io_run()  # encoding 42,450 records takes tens of milliseconds
-        job, pending = self._enqueue([BULK, JOBS, SIZE, REMAINING],
-                                     [PREFIX, int(initial), len(records), self._queue_records, *chunks])
+        job, pending, size = self._enqueue([BULK, JOBS, SIZE, REMAINING],
+                                           [PREFIX, int(initial), len(records), self._queue_records,
+                                            self._max_records, *chunks])
         if not job:
             if initial:
                 return None
-            raise BulkQueueFull(pending, self._queue_records, len(records))
+            self._refuse_bulk(pending, size, len(records))
+        if initial and len(records) > self._max_records:
+            log.warning("initial data of %d records is more than the store's maximum of %d (GROWTH_MAX_RECORDS): "
+                        "loaded whole; new records are refused until fewer are stored", len(records),
+                        self._max_records)
         self._wake.set()
         return job
 
     @_available
     def check_bulk_room(self, records):
-        # One round trip; lua/enqueue.lua decides again, in the same step as it queues.
+        # lua/enqueue.lua decides again, in the same step as it queues.
         pending = int(self._shared.call("HGET", BULK, "pending") or 0)
+        size = int(self._shared.call("GET", SIZE) or 0)
+        if pending + records > self._queue_records or size + pending + records > self._max_records:
+            self._refuse_bulk(pending, size, records)
+
+    def _refuse_bulk(self, pending, size, records):
+        """The refusal of a bulk job of ``records`` that the queue bound or the record cap does not take."""
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
+        raise StoreFull(size + pending, self._max_records, records)
 
     @_available
     def needs_initial_data(self):
@@ -272,6 +305,7 @@ class RedisStore(Store):
 
     def close(self):
         self._applier.kill()
+        self._durability.close()
         self._shared.close()
         if self._cache is not None:
             self._cache.close()

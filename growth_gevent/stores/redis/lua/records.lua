@@ -1,10 +1,11 @@
--- ARGV: prefix, country, indicator, first, last ('' for not given), skip, room, after country, after
--- indicator, budget, series cost. Reads series in order from the one after (after country, after
--- indicator), or from the first when those are '', until it has examined ``budget`` records, each series
--- counting ``series cost`` more: it skips ``skip`` matching
--- records, then takes up to ``room``. Returns {matching, {country, indicator, year, value, ...}, country,
--- indicator}: how many records of the series read match, the page part, and the last series read, or
--- '', '' when there is none after it. Years are compared as decimal integers of any length.
+-- ARGV: prefix, country, indicator, first, last ('' for not given), skip, room, resume country, resume
+-- indicator, budget, series cost, and the page's cursor: '1' then its country, indicator and year, or ''
+-- for none. Reads series in order from the one after (resume country, resume indicator), or from the first
+-- when those are '', until it has examined ``budget`` records, each series counting ``series cost`` more:
+-- of the matching records after the cursor (all of them without one) it skips ``skip``, then takes up to
+-- ``room``. Returns {matching, {country, indicator, year, value, ...}, country, indicator, skip}: how many
+-- records of the series read match (before the cursor too), the page part, the last series read, or '', ''
+-- when there is none after it, and what is left to skip. Years are compared as decimal integers of any length.
 local function less(a, b)
   local a_negative, b_negative = a:byte(1) == 45, b:byte(1) == 45
   if a_negative ~= b_negative then return a_negative end
@@ -12,10 +13,21 @@ local function less(a, b)
   if a_negative then return a > b end
   return a < b
 end
+-- Names in byte order (the code point order of their UTF-8, as ZRANGEBYLEX orders them): Lua's < on
+-- strings follows the server's locale.
+local function before(a, b)
+  for k = 1, math.min(#a, #b) do
+    local x, y = a:byte(k), b:byte(k)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
 local p, first, last = ARGV[1], ARGV[4], ARGV[5]
 local skip, room = tonumber(ARGV[6]), tonumber(ARGV[7])
-local after_country, after_indicator, budget = ARGV[8], ARGV[9], tonumber(ARGV[10])
+local resume_country, resume_indicator, budget = ARGV[8], ARGV[9], tonumber(ARGV[10])
 local series_cost = tonumber(ARGV[11])
+local cursor = ARGV[12] == '1'
+local cursor_country, cursor_indicator, cursor_year = ARGV[13], ARGV[14], ARGV[15]
 -- Up to 15 digits a number is exact as a Lua number: such years are compared as numbers, which is
 -- three times faster than less(); a longer year or bound falls back to less().
 local exact = #first <= 15 and #last <= 15
@@ -25,20 +37,22 @@ local highest = last == '' and math.huge or tonumber(last)
 -- Paging order, which MemoryStore.records keeps too: country, indicator (by bytes: the code point order
 -- of their UTF-8), then year as a number.
 local countries = ARGV[2] ~= '' and {ARGV[2]} or redis.call('ZRANGEBYLEX', p .. 'countries',
-  after_country == '' and '-' or '[' .. after_country, '+', 'LIMIT', 0, budget + 1)
+  resume_country == '' and '-' or '[' .. resume_country, '+', 'LIMIT', 0, budget + 1)
 local total, page, examined = 0, {}, 0
+-- Series before the cursor's are counted, not read; once past it (in order) every later series is too.
+local past_cursor = not cursor
 for _, country in ipairs(countries) do
-  local after = country == after_country and after_indicator or ''
+  local resume = country == resume_country and resume_indicator or ''
   local indicators
   if ARGV[3] ~= '' then
-    indicators = after == '' and {ARGV[3]} or {}
+    indicators = resume == '' and {ARGV[3]} or {}
   else
-    indicators = redis.call('ZRANGEBYLEX', p .. 'i:' .. country, after == '' and '-' or '(' .. after, '+',
+    indicators = redis.call('ZRANGEBYLEX', p .. 'i:' .. country, resume == '' and '-' or '(' .. resume, '+',
       'LIMIT', 0, budget)
   end
   for _, indicator in ipairs(indicators) do
     local series = p .. 's:' .. country .. '/' .. indicator
-    local years, count
+    local years, count, sorted
     if first == '' and last == '' then
       count = redis.call('HLEN', series)
     elseif first == last then  -- the single-year shortcut, taken by the memory store's _years_in too
@@ -58,9 +72,28 @@ for _, country in ipairs(countries) do
       examined = examined + #all
     end
     examined = examined + series_cost
-    if count > skip and room > 0 then
+    -- The records of this series that the page may hold: those after the cursor.
+    local eligible = count
+    if not past_cursor then
+      if country == cursor_country and indicator == cursor_indicator then
+        years = years or redis.call('HKEYS', series)
+        table.sort(years, less)
+        sorted = true
+        local kept = {}
+        for _, year in ipairs(years) do
+          if less(cursor_year, year) then kept[#kept + 1] = year end
+        end
+        years, eligible = kept, #kept
+        past_cursor = true
+      elseif before(country, cursor_country) or (country == cursor_country and before(indicator, cursor_indicator)) then
+        eligible = 0
+      else
+        past_cursor = true
+      end
+    end
+    if eligible > skip and room > 0 then
       years = years or redis.call('HKEYS', series)
-      table.sort(years, less)
+      if not sorted then table.sort(years, less) end
       local stop = math.min(#years, skip + room)
       for k = skip + 1, stop do
         local n = #page
@@ -69,9 +102,9 @@ for _, country in ipairs(countries) do
       end
       room = room - (stop - skip)
     end
-    skip = math.max(0, skip - count)
+    skip = math.max(0, skip - eligible)
     total = total + count
-    if examined >= budget then return {total, page, country, indicator} end
+    if examined >= budget then return {total, page, country, indicator, skip} end
   end
 end
-return {total, page, '', ''}
+return {total, page, '', '', skip}

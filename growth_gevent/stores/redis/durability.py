@@ -1,0 +1,129 @@
+"""What a crash of Redis would lose, said at start-up; and Redis coming back without its data, noticed.
+
+An acknowledged write survives a Redis crash only if Redis persists it: ``appendonly yes`` with
+``appendfsync always`` loses nothing, ``everysec`` up to about a second, RDB snapshots alone every write
+since the last one, no persistence everything. The store cannot change that (managed Redis often
+refuses CONFIG), so it reads the settings and says what they mean, once per Redis run in this process
+tree (workers are forked after the first process has said it).
+
+Redis losing its data (restarted without persistence, or with its files lost; flushed) is noticed with
+a marker: a key holding a random token, set when absent. A marker that changed or vanished since the
+last check means the keys written before are gone; the run id (INFO) tells a restart from a flush.
+"""
+
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+import redis
+
+from .keys import DATA_MARKER
+
+# How often each process checks the marker: one GET and one INFO.
+CHECK_SECONDS = 2.0
+
+log = logging.getLogger("growth_gevent")
+_said_for_runs = set()  # run ids of the Redis servers whose persistence was said, in this process tree
+
+
+def persistence_risk(appendonly: str, appendfsync: str, save: str) -> str | None:
+    """What a crash of a Redis with these settings loses of the writes it acknowledged; None for nothing."""
+    if appendonly == "yes":
+        if appendfsync == "always":
+            return None
+        if appendfsync == "everysec":
+            return "appendfsync everysec: a Redis crash loses up to ~1 s of acknowledged writes"
+        return (f"appendfsync {appendfsync}: a Redis crash loses the acknowledged writes that the OS had not "
+                "written to disk yet (up to ~30 s on Linux)")
+    if not save.strip():
+        return "appendonly no and save '': a Redis crash loses every record"
+    longest = max(int(seconds) for seconds in save.split()[::2])
+    return (f"appendonly no, save '{save}': a Redis crash loses every write since the last RDB snapshot "
+            f"(up to {longest} s of them, more if a snapshot fails)")
+
+
+class DurabilityWatch:
+    """Says what a Redis crash would lose, and counts the times Redis was found without its data."""
+
+    def __init__(self, call: Callable[..., Any], interval: float = CHECK_SECONDS):
+        """``call``: one command, one reply (a redis-py exception for an error reply or a lost connection)."""
+        self._call = call
+        self._interval = interval
+        self.losses = 0
+        self._marker = None  # the marker's token at the last check
+        self._run_id = None
+        self._greenlet = None
+
+    def start(self) -> None:
+        """Check now, if Redis answers, then every ``interval`` seconds."""
+        if self._greenlet is None:
+            self._check_when_reachable()
+            self._greenlet = gevent.spawn(self._run)
+
+    def close(self) -> None:
+        if self._greenlet is not None:
+            self._greenlet.kill()
+
+    def _run(self):
+        while True:
+            gevent.sleep(self._interval)
+            self._check_when_reachable()
+
+    def _check_when_reachable(self):
+        try:
+            self.check()
+        except redis.RedisError:
+            pass  # unreachable, or refusing writes (read-only, out of memory): the next check
+
+    def check(self) -> None:
+        run_id = self._server_run_id()
+        if run_id not in _said_for_runs:
+            self._say_persistence()
+            _said_for_runs.add(run_id)
+        marker = self._call("GET", DATA_MARKER)
+        if marker is None:
+            self._call("SET", DATA_MARKER, uuid.uuid4().hex, "NX")
+            marker = self._call("GET", DATA_MARKER)
+        if self._marker is not None and marker != self._marker:
+            self.losses += 1
+            how = (f"restarted (run id {self._run_id} -> {run_id}) without it" if run_id != self._run_id
+                   else "was flushed, or its keys deleted")
+            log.error("Redis lost its data: it %s; every record written before is gone (with GROWTH_PRELOAD, "
+                      "the preload is loaded again). Make Redis persist writes: see README, Durability", how)
+        elif self._run_id is not None and run_id != self._run_id:
+            log.info("Redis restarted (run id %s -> %s) with its data", self._run_id, run_id)
+        self._marker, self._run_id = marker, run_id
+
+    def _server_run_id(self):
+        """The run id of the Redis server, new at each start; None when INFO is refused."""
+        try:
+            info = self._call("INFO", "server")
+        except redis.ResponseError:
+            return None
+        for line in info.decode(errors="replace").splitlines():
+            if line.startswith("run_id:"):
+                return line.removeprefix("run_id:").strip()
+        return None
+
+    def _say_persistence(self):
+        try:
+            settings = {name: self._config_get(name) for name in ("appendonly", "appendfsync", "save")}
+        except redis.ResponseError as error:  # CONFIG renamed or refused, as managed Redis services do
+            log.warning("Redis persistence could not be checked (CONFIG GET: %s): unless Redis persists "
+                        "writes (appendonly yes, appendfsync always), a Redis crash loses acknowledged writes", error)
+            return
+        risk = persistence_risk(**settings)
+        if risk is None:
+            log.info("Redis persistence: appendonly yes, appendfsync always: a Redis crash loses no "
+                     "acknowledged write")
+        else:
+            log.warning("Redis persistence: %s (for none lost: appendonly yes, appendfsync always; see README, "
+                        "Durability)", risk)
+
+    def _config_get(self, name):
+        reply = self._call("CONFIG", "GET", name)  # [name, value]; Redis 6 takes one name per call
+        if len(reply) != 2:
+            raise redis.ResponseError(f"no setting {name}")
+        return reply[1].decode()
