@@ -42,6 +42,8 @@ DEFAULT_SNAPSHOT_INTERVAL = 60.0
 # Below this an idle server would spend its time checking whether anything changed.
 MIN_SNAPSHOT_INTERVAL = 1.0
 DEFAULT_STOP_WRITES_ON_SNAPSHOT_ERROR = True
+FSYNC_POLICIES = ("always", "everysec", "no")  # growth_gevent.journal's
+DEFAULT_FSYNC = "always"
 DEFAULT_METRICS = True
 DEFAULT_WORKERS = 1
 DEFAULT_REDIS_POOL_SIZE = 8
@@ -95,6 +97,15 @@ def seconds(lowest: float = 0.0, positive: bool = False) -> Parser:
             kind = f"at least {lowest:g}" if lowest else "above 0" if positive else "0 or more"
             raise ValueError(f"must be a number of seconds {kind}, got {raw!r}")
         return value
+    return parse
+
+
+def choice(*choices: str) -> Parser:
+    """One of ``choices``, in any case."""
+    def parse(raw: str, environ: Environ) -> str:
+        if raw.lower() not in choices:
+            raise ValueError(f"must be {', '.join(choices[:-1])} or {choices[-1]}, got {raw!r}")
+        return raw.lower()
     return parse
 
 
@@ -202,6 +213,11 @@ class Config:
         "GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", switch, DEFAULT_STOP_WRITES_ON_SNAPSHOT_ERROR,
         "`on`/`off`: after a failed snapshot, writes answer `503` until a snapshot succeeds (as Redis's "
         "`stop-writes-on-bgsave-error`)")
+    fsync: str = setting(
+        "GROWTH_FSYNC", choice(*FSYNC_POLICIES), DEFAULT_FSYNC,
+        "with `GROWTH_SNAPSHOT`, when a write's journal record is fsynced: `always` (before the write is "
+        "answered), `everysec` (once a second: a crash of the machine loses at most ~1 s), `no` (when the OS "
+        "decides); see [Durability](#durability)")
     preload_path: str | None = setting(
         "GROWTH_PRELOAD", text, None,
         "a JSON file in the bulk POST format, loaded at start-up when there is no snapshot (with Redis: when "

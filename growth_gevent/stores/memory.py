@@ -54,6 +54,9 @@ class MemoryStore(Store):
     def delete(self, key):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
+        return self._remove(key)
+
+    def _remove(self, key):
         country, indicator, year = key
         indicators = self._countries.get(country, _NOTHING)
         series = indicators.get(indicator, _NOTHING)

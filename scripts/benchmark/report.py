@@ -253,10 +253,11 @@ def targets_table(results):
     return rows
 
 
-def update_docs(lines, targets, heading):
+def update_docs(lines, targets, heading, marker="bench"):
     page = ROOT / "docs" / "performance.md"
-    block = "\n".join(["<!-- bench -->", heading, "", "```text", *lines, "```", "", *targets, "<!-- /bench -->"])
-    text = re.sub(r"<!-- bench -->.*<!-- /bench -->", lambda _: block, page.read_text(), flags=re.DOTALL)
+    block = "\n".join([f"<!-- {marker} -->", heading, "", "```text", *lines, "```", "", *targets,
+                       f"<!-- /{marker} -->"])
+    text = re.sub(f"<!-- {marker} -->.*<!-- /{marker} -->", lambda _: block, page.read_text(), flags=re.DOTALL)
     page.write_text(text)
 
 
