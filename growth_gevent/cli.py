@@ -14,6 +14,7 @@ import gevent
 
 from . import __version__, upload
 from .app import create_app
+from .auth import warn_if_open
 from .config import SETTINGS, Config, ConfigError, Setting
 from .initial_data import PreloadWatch, recover_journaled, seed_store
 from .lifecycle import serve
@@ -115,6 +116,7 @@ def config_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
 
 def serve_with(config: Config) -> int:
     """Serve until stopped, as ``config`` says; return the exit code."""
+    warn_if_open(config)
     _raise_open_file_limit()
     started = time.perf_counter()
     try:
@@ -149,9 +151,10 @@ def open_store(config: Config) -> Store:
     names one (a bad URL is a ValueError)."""
     if config.store_url is None and config.snapshot_path:
         return JournaledStore(config.snapshot_path, config.fsync, chunk_size=config.bulk_chunk_records,
-                              queue_records=config.bulk_queue_records)
+                              queue_records=config.bulk_queue_records, max_records=config.max_records)
     if config.store_url is None:
-        return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records)
+        return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records,
+                           max_records=config.max_records)
     from .stores.redis import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
     store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,

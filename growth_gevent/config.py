@@ -50,6 +50,8 @@ DEFAULT_REDIS_POOL_SIZE = 8
 DEFAULT_REDIS_TIMEOUT = 2.0
 DEFAULT_REDIS_TLS_VERIFY = True
 DEFAULT_REDIS_CACHE_STALE_SECONDS = 0.1
+# A token short enough to guess is no access control; `secrets.token_urlsafe(32)` gives 43 characters.
+MIN_API_TOKEN_CHARS = 16
 
 
 class ConfigError(ValueError):
@@ -124,6 +126,36 @@ def memory_or_redis_url(raw: str, environ: Environ) -> str | None:
     return raw
 
 
+def api_tokens(raw: str, environ: Environ) -> tuple[str, ...]:
+    """Bearer tokens, comma-separated."""
+    return _tokens(raw.split(","))
+
+
+def api_tokens_file(raw: str, environ: Environ) -> tuple[str, ...]:
+    """Bearer tokens in a file, one a line (a secret mounted as a file); not with GROWTH_API_TOKENS."""
+    if environ.get("GROWTH_API_TOKENS", "").strip():
+        raise ValueError("and GROWTH_API_TOKENS are both set; set one of them")
+    try:
+        with open(raw, encoding="utf-8") as tokens:
+            lines = tokens.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot be read: {error}") from None
+    return _tokens(lines)
+
+
+def _tokens(candidates: list[str]) -> tuple[str, ...]:
+    tokens = tuple(token.strip() for token in candidates if token.strip())
+    if not tokens:
+        raise ValueError("holds no token")
+    for token in tokens:
+        # What a client can send in `Authorization: Bearer <token>`: printable ASCII without spaces.
+        if not (token.isascii() and token.isprintable()) or " " in token:
+            raise ValueError("tokens must be printable ASCII without spaces")
+        if len(token) < MIN_API_TOKEN_CHARS:
+            raise ValueError(f"tokens must be at least {MIN_API_TOKEN_CHARS} characters long, one is {len(token)}")
+    return tokens
+
+
 def origins(raw: str, environ: Environ) -> tuple[str, ...]:
     """``*`` (any origin: ``("*",)``), or origins separated by commas, lower-cased as browsers send them."""
     if raw == "*":
@@ -162,6 +194,13 @@ class Config:
     host: str = setting("HOST", text, DEFAULT_HOST, "address to listen on")
     port: int = setting("PORT", integer(0, 65535), DEFAULT_PORT,
                         "port to listen on (Heroku sets it); `0` picks a free one, printed at start-up")
+    api_tokens: tuple[str, ...] | None = setting(
+        "GROWTH_API_TOKENS", api_tokens, None,
+        "comma-separated bearer tokens: when set, PUT, DELETE and the bulk POST need `Authorization: Bearer "
+        "<token>` (`401` without one); reads stay public. Unset: anyone may write")
+    api_tokens_file: tuple[str, ...] | None = setting(
+        "GROWTH_API_TOKENS_FILE", api_tokens_file, None,
+        "a file of bearer tokens, one a line, for secrets mounted as files; instead of `GROWTH_API_TOKENS`")
     max_body_bytes: int = setting("GROWTH_MAX_BODY_BYTES", integer(1), DEFAULT_MAX_BODY_BYTES,
                                   "largest request body accepted (`413` past it)")
     body_buffer_bytes: int = setting(

@@ -2,7 +2,7 @@
 
 import os
 
-from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS
+from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
 from growth_gevent.journal import segment_path
 from growth_gevent.replay import read_segment
 from growth_gevent.snapshot import load_snapshot
@@ -13,7 +13,8 @@ KEY = ("A", "B", 1)
 
 def opened(path, fsync="always", chunk_size=2):
     """A store recovered from what ``path`` and its segments hold, as the service starts."""
-    store = JournaledStore(path, fsync, chunk_size=chunk_size, queue_records=DEFAULT_BULK_QUEUE_RECORDS)
+    store = JournaledStore(path, fsync, chunk_size=chunk_size, queue_records=DEFAULT_BULK_QUEUE_RECORDS,
+                           max_records=DEFAULT_MAX_RECORDS)
     first = 0
     if os.path.exists(path):
         items, first = load_snapshot(path)

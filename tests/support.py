@@ -4,6 +4,8 @@ import contextlib
 import json
 import pathlib
 
+import pytest
+
 from growth_gevent.cli import open_store
 from growth_gevent.config import Config
 from growth_gevent.stores.memory import MemoryStore
@@ -14,15 +16,20 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
 WAIT_SECONDS = 10
 STORES = ["memory", "redis"]
+# The contract additions of issue 20 (the record cap, cursor paging) on both stores, the Redis side
+# expected to fail until it lands.
+REDIS_LATER = pytest.mark.xfail(strict=True, reason="Redis side lands from the redis lane")
+STORES_ISSUE_20 = ["memory", pytest.param("redis", marks=REDIS_LATER)]
 
 
-def make_store(kind, request):
-    """A fresh, empty store of ``kind``; small chunks so that even small loads take several."""
+def make_store(kind, request, **options):
+    """A fresh, empty store of ``kind``; small chunks so that even small loads take several. ``options``
+    are what both take by the same name (``max_records``): settings of the one, arguments of the other."""
     if kind == "memory":
-        return memory_store(bulk_chunk_records=4)
+        return memory_store(bulk_chunk_records=4, **options)
     server = request.getfixturevalue("redis_server")
     server.flush()
-    return open_redis_store(server.url, pool_size=8, timeout=2, chunk_size=4)
+    return open_redis_store(server.url, pool_size=8, timeout=2, chunk_size=4, **options)
 
 
 def memory_store(**settings) -> MemoryStore:

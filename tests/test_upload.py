@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from scripts.generate_data import generate
 from support import ROOT, SAMPLE
 
 RECORDS = 5000
+TOKEN = "upload-token-0123456789abcdef"
 
 
 @pytest.fixture
@@ -26,9 +28,10 @@ def server(request, deployment):
     live.stop()
 
 
-def run_upload(path, url):
+def run_upload(path, url, **env):
     return subprocess.run([sys.executable, "-m", "growth_gevent", "load", str(path), "--url", url],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, **env},
+                          check=False)
 
 
 def url_of(server):
@@ -112,6 +115,22 @@ def test_a_file_over_the_body_limit_is_the_servers_413_message(server, tmp_path)
     result = run_upload(bulk_file, url_of(server))
 
     assert_refused_by_the_server(result, "413", "request body is larger than 100000 bytes")
+    assert size_of(server) == 0
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_API_TOKENS": TOKEN}], indirect=True)
+def test_the_token_comes_from_the_environment(server):
+    result = run_upload(SAMPLE, url_of(server), GROWTH_API_TOKEN=TOKEN)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("loaded 9 records ")
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_API_TOKENS": TOKEN}], indirect=True)
+@pytest.mark.parametrize("token, message", [("", "this write needs a token"),
+                                            ("not-the-token-at-all", "the bearer token is not valid")])
+def test_a_missing_or_wrong_token_is_the_servers_401_message(server, token, message):
+    result = run_upload(SAMPLE, url_of(server), GROWTH_API_TOKEN=token)
+    assert_refused_by_the_server(result, "401", message)
     assert size_of(server) == 0
 
 

@@ -23,6 +23,7 @@ from .measure import (
     measure_snapshots,
     repeated,
 )
+from .paging import measure_paging
 from .procfs import LOAD_CPU, PINNED, on_cpu
 from .report import (
     figure_lines,
@@ -94,6 +95,7 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         results["snapshots"] = measure_snapshots(payload, args.seconds, pathlib.Path(directory))
     results["rss_after_three_loads_bytes"] = measure_rss(payload)
+    results["paging"] = measure_paging(payload, args.runs, args.seconds)
     results["post_flood"] = repeated(lambda: measure_post_flood(DATA_500KB.read_bytes(), args.flood_seconds), args.runs)
     results["large_post"] = repeated(lambda: measure_large_post(DATA_LARGE.read_bytes(), args.seconds), args.runs)
 

@@ -11,6 +11,7 @@ import sys
 from growth_gevent.config import MIN_SNAPSHOT_INTERVAL
 
 from .data import ROOT
+from .paging import paging_line
 from .procfs import PINNED
 from .scenarios import (
     AB_ROW,
@@ -106,6 +107,7 @@ def figure_lines(results):
          f"({large['loads_applied']:.0f} loads a run, {large['load_ms_median']:.0f} ms each to complete): "
          f"p99 {ms(large['p99_us']):.2f} ms, max {ms(large['max_us']):.2f} ms, {large['rps']:.0f} req/s, "
          f"{large['errors']} errors; peak RSS {mib(large['rss_peak_bytes']):.1f} MiB"),
+        paging_line(results["paging"]),
     ]
 
 
