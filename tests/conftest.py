@@ -7,10 +7,9 @@ import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
+from growth_gevent.testing import LiveServer, RedisServer
 
 from fake_redis import FakeRedis
-from live import LiveServer
-from redis_server import RedisServer
 from redis_support import open_store
 from support import SAMPLE, STORES, make_store, two_workers_on_redis
 

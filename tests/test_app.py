@@ -15,8 +15,8 @@ from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
 from growth_gevent.responses import RETRY_AFTER_SECONDS
+from growth_gevent.testing import RedisServer, open_redis_store
 
-from redis_server import RedisServer, open_redis_store
 from support import STORES, load, make_store, memory_store, post_records
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"

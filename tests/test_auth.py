@@ -6,12 +6,12 @@ import logging
 
 import pytest
 import webtest
-from live import read_response
 
 from growth_gevent import auth
 from growth_gevent.app import create_app
 from growth_gevent.auth import RequireToken, is_loopback, warn_if_open
 from growth_gevent.config import Config, ConfigError
+from growth_gevent.testing import read_response
 
 TOKEN = "s3cret-token-of-32-characters-xx"
 OTHER_TOKEN = "another-token-0123456789"

@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 import pytest
-from polling import wait_for
 
+from growth_gevent.testing import wait_for
 from scripts.benchmark import procfs, report, runners, scenarios
 from scripts.benchmark.servers import RECORD_PATH, put_record, url
 

@@ -13,10 +13,9 @@ from growth_gevent import __version__, cli
 from growth_gevent.cli import config_from, flag, main, parse_command_line
 from growth_gevent.config import DEFAULT_SHUTDOWN_TIMEOUT, SETTINGS
 from growth_gevent.snapshot import read_snapshot, write_snapshot
+from growth_gevent.testing import open_redis_store, start_fails, wait_for
 from scripts.generate_data import generate
 
-from live import start_fails, wait_for
-from redis_server import open_redis_store
 from support import ROOT
 
 

@@ -17,9 +17,8 @@ import pytest
 from test_readme import run_walkthrough
 
 from growth_gevent.swagger_ui import BUNDLE_ASSETS
+from growth_gevent.testing import RedisServer, free_port, wait_for
 
-from polling import wait_for
-from redis_server import RedisServer, free_port
 from support import ROOT
 
 pytestmark = [pytest.mark.live, pytest.mark.docker]

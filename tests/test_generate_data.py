@@ -4,8 +4,9 @@ import sys
 
 import pytest
 
-from support import ROOT, SAMPLE
 from scripts.generate_data import generate
+
+from support import ROOT, SAMPLE
 
 
 def test_the_3mb_class_file_has_42450_unique_records_starting_like_the_challenge():

@@ -13,7 +13,7 @@ import pytest
 from test_head import INVALID as INVALID_HEADS
 from test_head import INVALID_MAX_HEADER_BYTES
 
-from live import closed_by_peer, read_response, wait_for
+from growth_gevent.testing import closed_by_peer, read_response, wait_for
 
 pytestmark = pytest.mark.live  # every test here starts a server process
 

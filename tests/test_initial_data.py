@@ -10,8 +10,8 @@ import pytest
 from growth_gevent.config import Config
 from growth_gevent.initial_data import PreloadWatch, read_preload, seed_store
 from growth_gevent.records import InvalidRecord
+from growth_gevent.testing import open_redis_store
 
-from redis_server import open_redis_store
 from support import SAMPLE, memory_store
 
 

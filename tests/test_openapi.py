@@ -22,13 +22,13 @@ from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import validate
 from schemathesis.config import SchemathesisConfig
 
-from support import STORES, make_store, memory_store
 from growth_gevent.app import create_app
 from growth_gevent.auth import WRITE_METHODS
 from growth_gevent.config import Config
 from growth_gevent.cursor import encode_cursor
-from growth_gevent.resources import MAX_OFFSET
-from growth_gevent.resources import ROOT_METHODS
+from growth_gevent.resources import MAX_OFFSET, ROOT_METHODS
+
+from support import STORES, make_store, memory_store
 
 DOCUMENT_PATH = pathlib.Path(__file__).resolve().parent.parent / "growth_gevent" / "openapi.json"
 DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))

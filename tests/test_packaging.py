@@ -10,8 +10,8 @@ import tomllib
 import pytest
 
 from growth_gevent import __version__
+from growth_gevent.testing import LiveServer
 
-from live import LiveServer
 from support import ROOT
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

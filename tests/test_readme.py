@@ -5,7 +5,8 @@ import subprocess
 
 import pytest
 
-from live import LiveServer
+from growth_gevent.testing import LiveServer
+
 from support import ROOT, two_workers_on_redis
 
 README = (ROOT / "README.md").read_text()

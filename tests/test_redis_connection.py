@@ -6,9 +6,8 @@ import gevent
 import pytest
 
 from growth_gevent.stores.base import StoreUnavailable
+from growth_gevent.testing import RedisServer, open_redis_store, wait_for
 
-from polling import wait_for
-from redis_server import RedisServer, open_redis_store
 from redis_support import (
     KEY,
     TIMEOUT,

@@ -9,10 +9,9 @@ import pytest
 import redis
 
 from growth_gevent.stores.redis.shared_connection import SharedConnection
+from growth_gevent.testing import open_redis_store, wait_for
 
 from fake_redis import Error
-from polling import wait_for
-from redis_server import open_redis_store
 from redis_support import KEY, TIMEOUT, in_greenlets, open_store
 
 LOST = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)

@@ -14,9 +14,8 @@ import time
 import pytest
 from test_http import HOST, JSON, RECORD, post_head, put_record
 
+from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 from scripts.generate_data import generate
-
-from live import LiveServer, closed_by_peer, read_response, wait_for
 
 pytestmark = pytest.mark.live  # every test here starts a server process
 

@@ -9,10 +9,11 @@ import sys
 
 import pytest
 
-from support import ROOT, SAMPLE
+from growth_gevent.testing import LiveServer
 from growth_gevent.upload import PLAIN_STEPS, ProgressBar
-from live import LiveServer
 from scripts.generate_data import generate
+
+from support import ROOT, SAMPLE
 
 RECORDS = 5000
 TOKEN = "upload-token-0123456789abcdef"

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from live import LiveServer, start_fails, wait_for
-from redis_server import RedisServer
+from growth_gevent.testing import LiveServer, RedisServer, start_fails, wait_for
+
 from support import ROOT, SAMPLE
 
 pytestmark = pytest.mark.live  # every test here starts a server process
