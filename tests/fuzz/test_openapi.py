@@ -22,12 +22,12 @@ from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import validate
 from schemathesis.config import SchemathesisConfig
 
-from support import STORES, make_store, memory_store
+from support import ROOT, STORES, make_store, memory_store
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.resources import ROOT_METHODS
 
-DOCUMENT_PATH = pathlib.Path(__file__).resolve().parent.parent / "growth_gevent" / "openapi.json"
+DOCUMENT_PATH = ROOT / "growth_gevent" / "openapi.json"
 DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
