@@ -14,11 +14,11 @@ from redis_server import open_redis_store
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
 WAIT_SECONDS = 10
-STORES = ["memory", "redis"]
 
 
 def make_store(kind, request):
-    """A fresh, empty store of ``kind``; small chunks so that even small loads take several."""
+    """A fresh, empty store of ``kind`` ("redis": on the session's redis-server, under tests/live/ only);
+    small chunks so that even small loads take several."""
     if kind == "memory":
         return memory_store(bulk_chunk_records=4)
     server = request.getfixturevalue("redis_server")

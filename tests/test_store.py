@@ -177,7 +177,8 @@ def test_initial_data_is_not_bounded_by_the_queue():
 def test_the_default_queue_limit_is_the_configured_default():
     store = memory_store()
     with pytest.raises(BulkQueueFull) as refused:
-        store.submit_bulk(records(DEFAULT_BULK_QUEUE_RECORDS + 1))
+        # One record repeated: the bound is on the count, checked before any record is looked at.
+        store.submit_bulk([(("A", "B", 1), 1)] * (DEFAULT_BULK_QUEUE_RECORDS + 1))
     assert refused.value.limit == DEFAULT_BULK_QUEUE_RECORDS
 
 

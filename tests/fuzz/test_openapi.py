@@ -1,4 +1,4 @@
-"""The OpenAPI document: valid, in step with the app's routes, served as is, and true of the app.
+"""The OpenAPI document is true of the app (its validity and routes: tests/test_openapi.py).
 
 Two bounded, deterministic (derandomized) property-based fuzzes run against the in-process app:
 schemathesis generates requests from the document itself, valid and invalid, for every operation; a
@@ -8,29 +8,22 @@ parameters, any body under any Content-Type, any method on any path). Either way
 """
 
 import json
-import pathlib
-import re
 from urllib.parse import quote
 
-import falcon.inspect
 import hypothesis
 import pytest
 import schemathesis
 import webtest
 from hypothesis import strategies as st
 from openapi_schema_validator import OAS30Validator
-from openapi_spec_validator import validate
 from schemathesis.config import SchemathesisConfig
 
-from support import ROOT, STORES, make_store, memory_store
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.resources import ROOT_METHODS
+from tests.test_openapi import _CONVERTER, DOCUMENT, DOCUMENT_PATH, HTTP_METHODS, _document_operations
 
-DOCUMENT_PATH = ROOT / "growth_gevent" / "openapi.json"
-DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-_CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
+from support import make_store
 
 # Small, so that generated bodies also reach the 413.
 FUZZ_MAX_BODY_BYTES = 4 * 1024
@@ -38,79 +31,6 @@ FUZZ_MAX_BODY_BYTES = 4 * 1024
 FUZZ_EXAMPLES = 50
 # Records the fuzz finds already stored, so that GETs also reach their 200s (the document's examples).
 PRELOADED = [("BRZ", "NGDP_R", year, 100.0 + year / 10) for year in range(1998, 2008)]
-
-
-def _document_operations():
-    return {(template, method.upper())
-            for template, item in DOCUMENT["paths"].items()
-            for method in item if method in HTTP_METHODS}
-
-
-def _app_operations(app):
-    """(path template, method) of every responder the app's own resources define.
-
-    Falcon adds OPTIONS and the 405 responders itself; those are marked internal. Converters such as
-    ``{year:int}`` are written ``{year}`` in OpenAPI.
-    """
-    return {(_CONVERTER.sub(r"{\1}", route.path), method.method)
-            for route in falcon.inspect.inspect_app(app).routes
-            for method in route.methods if not method.internal}
-
-
-@pytest.fixture
-def app():
-    store = memory_store()
-    yield create_app(store, Config())
-    store.close()
-
-
-class TestDocument:
-    def test_is_valid_openapi(self):
-        validate(DOCUMENT)  # raises on any violation of the OpenAPI 3.0 schema, or an unresolvable $ref
-        assert DOCUMENT["openapi"].startswith("3.")
-
-    def test_file_is_plain_json_with_nothing_duplicated(self):
-        def no_duplicates(pairs):
-            keys = [key for key, _ in pairs]
-            assert len(keys) == len(set(keys)), f"duplicate keys {keys}"
-            return dict(pairs)
-        assert json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"), object_pairs_hook=no_duplicates) == DOCUMENT
-
-    def test_documents_every_route_of_the_app_and_nothing_else(self, app):
-        documented, routed = _document_operations(), _app_operations(app)
-        assert sorted(routed - documented) == [], "routes the document does not describe"
-        assert sorted(documented - routed) == [], "documented operations the app does not have"
-
-    def test_every_operation_has_a_unique_id(self):
-        ids = [item[method]["operationId"] for item in DOCUMENT["paths"].values()
-               for method in item if method in HTTP_METHODS]
-        assert len(ids) == len(set(ids))
-
-    def test_every_error_body_is_the_error_schema(self):
-        error = {"$ref": "#/components/schemas/Error"}
-        for template, item in DOCUMENT["paths"].items():
-            for method in (m for m in item if m in HTTP_METHODS):
-                for code, response in item[method]["responses"].items():
-                    if "$ref" in response:
-                        response = DOCUMENT["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
-                    if int(code) >= 400 and method != "head":
-                        assert response["content"] == {"application/json": {"schema": error}}, \
-                            (template, method, code)
-
-    def test_head_is_documented_with_get_and_has_no_body(self):
-        for template, item in DOCUMENT["paths"].items():
-            assert ("get" in item) == ("head" in item), template
-            if "head" in item:
-                assert set(item["head"]["responses"]) == set(item["get"]["responses"]), template
-                assert all("content" not in r for r in item["head"]["responses"].values()), template
-
-
-def test_served_document_is_the_file(app):
-    response = webtest.TestApp(app).get("/openapi.json")
-    assert response.status_int == 200
-    assert response.content_type == "application/json"
-    assert response.json == DOCUMENT
-    assert response.body == DOCUMENT_PATH.read_bytes()
 
 
 # --- The fuzz -------------------------------------------------------------------------------------
@@ -143,9 +63,9 @@ class _AppUnderTest:
 schema.app = _AppUnderTest()
 
 
-def preloaded_app(request):
-    """An app on a fresh store of the kind ``request.param``, holding PRELOADED; and its store."""
-    store = make_store(request.param, request)
+def preloaded_app(store_kind, request):
+    """An app on a fresh store of ``store_kind``, holding PRELOADED; and its store."""
+    store = make_store(store_kind, request)
     app = create_app(store, Config(max_body_bytes=FUZZ_MAX_BODY_BYTES))
     client = webtest.TestApp(app)
     for country, indicator, year, value in PRELOADED:
@@ -153,14 +73,13 @@ def preloaded_app(request):
     return app, store
 
 
-@pytest.fixture(scope="module", params=STORES)
-def fuzzed_store(request):
-    schema.app.app, store = preloaded_app(request)
+@pytest.fixture(scope="module")
+def fuzzed_store(store_kind, request):
+    schema.app.app, store = preloaded_app(store_kind, request)
     yield
     store.close()
 
 
-@pytest.mark.fuzz
 @schema.parametrize()
 @hypothesis.settings(max_examples=FUZZ_EXAMPLES, derandomize=True, deadline=None, database=None,
                      suppress_health_check=list(hypothesis.HealthCheck))
@@ -207,9 +126,9 @@ class _RouteRecorder:
         req.env["test.path"] = req.path
 
 
-@pytest.fixture(scope="module", params=STORES)
-def raw_client(request):
-    app, store = preloaded_app(request)
+@pytest.fixture(scope="module")
+def raw_client(store_kind, request):
+    app, store = preloaded_app(store_kind, request)
     app.add_middleware(_RouteRecorder())
     yield webtest.TestApp(app)
     store.close()
@@ -357,7 +276,6 @@ def _check_semantics(path, status, document):
         assert years == sorted(set(years))
 
 
-@pytest.mark.fuzz
 @hypothesis.settings(max_examples=RAW_EXAMPLES, derandomize=True, deadline=None, database=None,
                      suppress_health_check=list(hypothesis.HealthCheck))
 @hypothesis.given(_raw_request)

@@ -20,7 +20,7 @@ from polling import wait_for
 from redis_server import RedisServer, free_port
 from support import ROOT
 
-pytestmark = [pytest.mark.live, pytest.mark.docker]
+pytestmark = pytest.mark.docker
 
 STAND_IN_BASE = ROOT.parent / "shared" / "docker" / "stand-in-base.sh"
 BASE_IMAGE = "python:3.11-slim"

@@ -15,13 +15,12 @@ import urllib.error
 import urllib.request
 
 import pytest
-from live import LiveServer, closed_by_peer, read_response, wait_for
 from test_head import INVALID as INVALID_HEADS
 from test_head import INVALID_MAX_HEADER_BYTES
 
 from scripts.generate_data import generate
 
-pytestmark = pytest.mark.live  # every test here starts a server process
+from live import LiveServer, closed_by_peer, read_response, wait_for
 
 RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"
 SMUGGLED = b"DELETE " + RECORD.encode() + b" HTTP/1.1\r\nHost: t\r\n\r\n"

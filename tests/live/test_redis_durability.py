@@ -14,8 +14,6 @@ from redis_server import RedisServer
 from redis_support import KEY, open_store
 from support import SAMPLE
 
-pytestmark = pytest.mark.live  # each test starts redis-server processes of its own
-
 WATCH_SECONDS = 15  # a few of the watch's checks, every 2 s
 
 

@@ -1,0 +1,93 @@
+"""The OpenAPI document: valid, in step with the app's routes, and served as is (the fuzz that holds the app
+to it: tests/fuzz/test_openapi.py)."""
+
+import json
+import re
+
+import falcon.inspect
+import pytest
+import webtest
+from openapi_spec_validator import validate
+
+from growth_gevent.app import create_app
+from growth_gevent.config import Config
+
+from support import ROOT, memory_store
+
+DOCUMENT_PATH = ROOT / "growth_gevent" / "openapi.json"
+DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
+
+
+def _document_operations():
+    return {(template, method.upper())
+            for template, item in DOCUMENT["paths"].items()
+            for method in item if method in HTTP_METHODS}
+
+
+def _app_operations(app):
+    """(path template, method) of every responder the app's own resources define.
+
+    Falcon adds OPTIONS and the 405 responders itself; those are marked internal. Converters such as
+    ``{year:int}`` are written ``{year}`` in OpenAPI.
+    """
+    return {(_CONVERTER.sub(r"{\1}", route.path), method.method)
+            for route in falcon.inspect.inspect_app(app).routes
+            for method in route.methods if not method.internal}
+
+
+@pytest.fixture
+def app():
+    store = memory_store()
+    yield create_app(store, Config())
+    store.close()
+
+
+class TestDocument:
+    def test_is_valid_openapi(self):
+        validate(DOCUMENT)  # raises on any violation of the OpenAPI 3.0 schema, or an unresolvable $ref
+        assert DOCUMENT["openapi"].startswith("3.")
+
+    def test_file_is_plain_json_with_nothing_duplicated(self):
+        def no_duplicates(pairs):
+            keys = [key for key, _ in pairs]
+            assert len(keys) == len(set(keys)), f"duplicate keys {keys}"
+            return dict(pairs)
+        assert json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"), object_pairs_hook=no_duplicates) == DOCUMENT
+
+    def test_documents_every_route_of_the_app_and_nothing_else(self, app):
+        documented, routed = _document_operations(), _app_operations(app)
+        assert sorted(routed - documented) == [], "routes the document does not describe"
+        assert sorted(documented - routed) == [], "documented operations the app does not have"
+
+    def test_every_operation_has_a_unique_id(self):
+        ids = [item[method]["operationId"] for item in DOCUMENT["paths"].values()
+               for method in item if method in HTTP_METHODS]
+        assert len(ids) == len(set(ids))
+
+    def test_every_error_body_is_the_error_schema(self):
+        error = {"$ref": "#/components/schemas/Error"}
+        for template, item in DOCUMENT["paths"].items():
+            for method in (m for m in item if m in HTTP_METHODS):
+                for code, response in item[method]["responses"].items():
+                    if "$ref" in response:
+                        response = DOCUMENT["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+                    if int(code) >= 400 and method != "head":
+                        assert response["content"] == {"application/json": {"schema": error}}, \
+                            (template, method, code)
+
+    def test_head_is_documented_with_get_and_has_no_body(self):
+        for template, item in DOCUMENT["paths"].items():
+            assert ("get" in item) == ("head" in item), template
+            if "head" in item:
+                assert set(item["head"]["responses"]) == set(item["get"]["responses"]), template
+                assert all("content" not in r for r in item["head"]["responses"].values()), template
+
+
+def test_served_document_is_the_file(app):
+    response = webtest.TestApp(app).get("/openapi.json")
+    assert response.status_int == 200
+    assert response.content_type == "application/json"
+    assert response.json == DOCUMENT
+    assert response.body == DOCUMENT_PATH.read_bytes()
