@@ -3,6 +3,7 @@
 #   docker build -t growth/python .                      # in-memory
 #   docker build --target redis -t growth/python:redis . # in-memory or Redis
 FROM python:3.11-slim AS build
+ENV PYTHONDONTWRITEBYTECODE=1
 
 # strip, for the debug symbols of the wheels' extension modules (4.5 of the 18 MB installed).
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends binutils \
@@ -18,12 +19,21 @@ RUN grep -vE '^(redis|hiredis)==' /tmp/requirements.txt >/tmp/memory.txt \
         python -m pip install --quiet --no-cache-dir --no-compile --disable-pip-version-check \
             --target /deps/$part -r /tmp/$part.txt || exit 1; \
     done \
-    && rm -rf /deps/*/bin \
+    && rm -rf /deps/*/bin /deps/*/include \
     && find /deps -depth -type d \( -name tests -o -name testing -o -name bench -o -name __pycache__ \) \
         -exec rm -rf {} + \
     && find /deps -type f \( -name '*.c' -o -name '*.h' -o -name '*.pxd' -o -name '*.pyx' -o -name '*.pyi' \) \
         -delete \
+    && find /deps -type d -empty -delete \
     && find /deps -name '*.so' -exec strip --strip-unneeded {} +
+# Of swagger-ui-bundle's 8.3 MB, the files /docs serves (swagger_ui.BUNDLE_ASSETS, 1.2 MB); and not the
+# Jinja2 it requires for a template that nothing here renders.
+COPY growth_gevent /src/growth_gevent
+RUN rm -rf /deps/memory/jinja2 /deps/memory/jinja2-*.dist-info /deps/memory/markupsafe \
+        /deps/memory/markupsafe-*.dist-info \
+    && PYTHONPATH=/deps/memory:/src python -c "import swagger_ui_bundle; \
+from growth_gevent.swagger_ui import BUNDLE_ASSETS; \
+[file.unlink() for file in swagger_ui_bundle.swagger_ui_path.iterdir() if file.name not in BUNDLE_ASSETS]"
 
 FROM python:3.11-slim AS memory
 

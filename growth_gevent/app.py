@@ -6,12 +6,13 @@ import re
 import falcon
 
 from . import resources, swagger_ui
+from .auth import RequireToken, configured_tokens
 from .body import BodyBudget, BulkParser
 from .cors import CORS
 from .metrics import Metrics
 from .records import InvalidRecord
 from .responses import RETRY_AFTER_SECONDS, message_body
-from .stores.base import BulkQueueFull, StoreUnavailable, WritesRefused
+from .stores.base import BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
 
 # Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
 _YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")
@@ -21,14 +22,17 @@ MAX_UPDATE_BODY_BYTES = 64 * 1024
 
 def create_app(store, config):
     metrics = Metrics(store) if config.metrics else None
+    tokens = configured_tokens(config)
     cors = CORS(config.cors_origins) if config.cors_origins else None
-    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[each for each in (metrics, cors) if each])
+    guard = RequireToken(tokens) if tokens else None
+    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[each for each in (metrics, cors, guard) if each])
     app.req_options.strip_url_path_trailing_slash = True
     app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(InvalidRecord, _invalid_record)
     app.add_error_handler(StoreUnavailable, _store_unavailable)
     app.add_error_handler(BulkQueueFull, _bulk_queue_full)
+    app.add_error_handler(StoreFull, _store_full)
     # The snapshotter tries again every interval: no sooner can writes be accepted again.
     app.add_error_handler(WritesRefused, _writes_refused(math.ceil(config.snapshot_interval)))
 
@@ -36,7 +40,7 @@ def create_app(store, config):
     # queue never accepted: both are too large, not "retry later".
     bodies = BodyBudget(config.body_buffer_bytes)
     max_body_bytes = min(config.max_body_bytes, config.body_buffer_bytes)
-    bulk_parser = BulkParser(min(config.bulk_max_records, config.bulk_queue_records))
+    bulk_parser = BulkParser(min(config.bulk_max_records, config.bulk_queue_records, config.max_records))
 
     # A sink sees every method; \Z, since "$" would also match "/\n" (a path of "/%0A").
     app.add_sink(resources.root, prefix=re.compile(r"/\Z"))
@@ -76,6 +80,12 @@ def _store_unavailable(req, resp, error, params):
 
 def _bulk_queue_full(req, resp, error, params):
     raise falcon.HTTPServiceUnavailable(description=f"{error}; retry later", retry_after=RETRY_AFTER_SECONDS)
+
+
+def _store_full(req, resp, error, params):
+    # Not "retry later": the store stays full until records are deleted (Redis's maxmemory is a 503,
+    # since Redis may free memory by itself).
+    raise falcon.HTTPInsufficientStorage(description=f"{error}; replacing a stored record still works")
 
 
 def _writes_refused(retry_after):

@@ -14,14 +14,17 @@ import gevent
 
 from . import __version__, upload
 from .app import create_app
+from .auth import warn_if_open
 from .config import SETTINGS, Config, ConfigError, Setting
-from .initial_data import PreloadWatch, seed_store
+from .initial_data import PreloadWatch, recover_journaled, seed_store
 from .lifecycle import serve
 from .logs import configure_logging
 from .records import InvalidRecord
+from .replay import JournalDamaged
 from .server import listen, make_server
 from .snapshot import SnapshotError, SnapshotLock, Snapshotter
 from .stores.base import Store, StoreUnavailable
+from .stores.journaled import JournaledStore
 from .stores.memory import MemoryStore
 from .workers import run_workers
 
@@ -113,13 +116,18 @@ def config_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
 
 def serve_with(config: Config) -> int:
     """Serve until stopped, as ``config`` says; return the exit code."""
+    warn_if_open(config)
     _raise_open_file_limit()
     started = time.perf_counter()
     try:
         snapshot_lock = _own_snapshot(config.snapshot_path) if config.snapshot_path else None
         store = open_store(config)
-        deferred = seed_store(store, config, snapshot_lock, started)
-    except (SnapshotError, InvalidRecord, OSError, ValueError) as error:
+        deferred = None
+        if isinstance(store, JournaledStore):
+            recover_journaled(store, config, snapshot_lock, started)
+        else:
+            deferred = seed_store(store, config, snapshot_lock, started)
+    except (SnapshotError, JournalDamaged, InvalidRecord, OSError, ValueError) as error:
         log.error("cannot start: %s", error)
         return 2
     try:
@@ -141,8 +149,12 @@ def serve_with(config: Config) -> int:
 def open_store(config: Config) -> Store:
     """The store ``config`` describes, given its settings: the in-memory one, or Redis when GROWTH_STORE
     names one (a bad URL is a ValueError)."""
+    if config.store_url is None and config.snapshot_path:
+        return JournaledStore(config.snapshot_path, config.fsync, chunk_size=config.bulk_chunk_records,
+                              queue_records=config.bulk_queue_records, max_records=config.max_records)
     if config.store_url is None:
-        return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records)
+        return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records,
+                           max_records=config.max_records)
     from .stores.redis import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
     store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,

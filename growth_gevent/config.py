@@ -42,12 +42,16 @@ DEFAULT_SNAPSHOT_INTERVAL = 60.0
 # Below this an idle server would spend its time checking whether anything changed.
 MIN_SNAPSHOT_INTERVAL = 1.0
 DEFAULT_STOP_WRITES_ON_SNAPSHOT_ERROR = True
+FSYNC_POLICIES = ("always", "everysec", "no")  # growth_gevent.journal's
+DEFAULT_FSYNC = "always"
 DEFAULT_METRICS = True
 DEFAULT_WORKERS = 1
 DEFAULT_REDIS_POOL_SIZE = 8
 DEFAULT_REDIS_TIMEOUT = 2.0
 DEFAULT_REDIS_TLS_VERIFY = True
 DEFAULT_REDIS_CACHE_STALE_SECONDS = 0.1
+# A token short enough to guess is no access control; `secrets.token_urlsafe(32)` gives 43 characters.
+MIN_API_TOKEN_CHARS = 16
 
 
 class ConfigError(ValueError):
@@ -98,6 +102,15 @@ def seconds(lowest: float = 0.0, positive: bool = False) -> Parser:
     return parse
 
 
+def choice(*choices: str) -> Parser:
+    """One of ``choices``, in any case."""
+    def parse(raw: str, environ: Environ) -> str:
+        if raw.lower() not in choices:
+            raise ValueError(f"must be {', '.join(choices[:-1])} or {choices[-1]}, got {raw!r}")
+        return raw.lower()
+    return parse
+
+
 def memory_or_redis_url(raw: str, environ: Environ) -> str | None:
     """``memory`` (None), a Redis URL, or ``redis`` for the URL in REDIS_URL (Heroku's)."""
     if raw.lower() == "memory":
@@ -111,6 +124,36 @@ def memory_or_redis_url(raw: str, environ: Environ) -> str | None:
     if not raw.lower().startswith(_REDIS_SCHEMES):
         raise ValueError(f"must be memory, redis or a URL starting with {', '.join(_REDIS_SCHEMES)}, got {raw!r}")
     return raw
+
+
+def api_tokens(raw: str, environ: Environ) -> tuple[str, ...]:
+    """Bearer tokens, comma-separated."""
+    return _tokens(raw.split(","))
+
+
+def api_tokens_file(raw: str, environ: Environ) -> tuple[str, ...]:
+    """Bearer tokens in a file, one a line (a secret mounted as a file); not with GROWTH_API_TOKENS."""
+    if environ.get("GROWTH_API_TOKENS", "").strip():
+        raise ValueError("and GROWTH_API_TOKENS are both set; set one of them")
+    try:
+        with open(raw, encoding="utf-8") as tokens:
+            lines = tokens.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot be read: {error}") from None
+    return _tokens(lines)
+
+
+def _tokens(candidates: list[str]) -> tuple[str, ...]:
+    tokens = tuple(token.strip() for token in candidates if token.strip())
+    if not tokens:
+        raise ValueError("holds no token")
+    for token in tokens:
+        # What a client can send in `Authorization: Bearer <token>`: printable ASCII without spaces.
+        if not (token.isascii() and token.isprintable()) or " " in token:
+            raise ValueError("tokens must be printable ASCII without spaces")
+        if len(token) < MIN_API_TOKEN_CHARS:
+            raise ValueError(f"tokens must be at least {MIN_API_TOKEN_CHARS} characters long, one is {len(token)}")
+    return tokens
 
 
 def origins(raw: str, environ: Environ) -> tuple[str, ...]:
@@ -151,6 +194,13 @@ class Config:
     host: str = setting("HOST", text, DEFAULT_HOST, "address to listen on")
     port: int = setting("PORT", integer(0, 65535), DEFAULT_PORT,
                         "port to listen on (Heroku sets it); `0` picks a free one, printed at start-up")
+    api_tokens: tuple[str, ...] | None = setting(
+        "GROWTH_API_TOKENS", api_tokens, None,
+        "comma-separated bearer tokens: when set, PUT, DELETE and the bulk POST need `Authorization: Bearer "
+        "<token>` (`401` without one); reads stay public. Unset: anyone may write")
+    api_tokens_file: tuple[str, ...] | None = setting(
+        "GROWTH_API_TOKENS_FILE", api_tokens_file, None,
+        "a file of bearer tokens, one a line, for secrets mounted as files; instead of `GROWTH_API_TOKENS`")
     max_body_bytes: int = setting("GROWTH_MAX_BODY_BYTES", integer(1), DEFAULT_MAX_BODY_BYTES,
                                   "largest request body accepted (`413` past it)")
     body_buffer_bytes: int = setting(
@@ -202,6 +252,11 @@ class Config:
         "GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", switch, DEFAULT_STOP_WRITES_ON_SNAPSHOT_ERROR,
         "`on`/`off`: after a failed snapshot, writes answer `503` until a snapshot succeeds (as Redis's "
         "`stop-writes-on-bgsave-error`)")
+    fsync: str = setting(
+        "GROWTH_FSYNC", choice(*FSYNC_POLICIES), DEFAULT_FSYNC,
+        "with `GROWTH_SNAPSHOT`, when a write's journal record is fsynced: `always` (before the write is "
+        "answered), `everysec` (once a second: a crash of the machine loses at most ~1 s), `no` (when the OS "
+        "decides); see [Durability](#durability)")
     preload_path: str | None = setting(
         "GROWTH_PRELOAD", text, None,
         "a JSON file in the bulk POST format, loaded at start-up when there is no snapshot (with Redis: when "

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import ujson
 
-from .records import PAUSE_EVERY, InvalidRecord, check_name, is_finite_number
+from .records import MAX_YEAR, PAUSE_EVERY, InvalidRecord, check_name, check_year, is_finite_number, underflows
 
 MEDIA_TYPE = "text/csv"
 # RFC 4180's default charset is US-ASCII: names may be any Unicode, so say what the bytes are.
@@ -23,6 +23,7 @@ COLUMNS = ("Country", "Indicator", "Value", "Year")
 # alone would also take "nan", "inf", " 1", "1_0" and other scripts' digits.
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_YEAR_CHARS = len(str(-MAX_YEAR))
 _BOM = "\ufeff"
 _SPECIAL = re.compile('[",\r\n]')
 HEADER = ",".join(COLUMNS) + "\r\n"
@@ -101,10 +102,12 @@ def _name(names: dict[str, str], field: str, text: str, row: int) -> str:
 def _year(years: dict[str, int], text: str, row: int) -> int:
     if not _INTEGER.fullmatch(text):
         raise InvalidRecord(f"row {row}: Year must be an integer")
-    try:
-        year = years[text] = int(text)
-    except ValueError:  # Python refuses to convert 4,300 digits and more
-        raise InvalidRecord(f"row {row}: Year is out of range") from None
+    # Longer, a year is out of range whatever its digits (and int() would refuse 4,300 digits and more).
+    year = int(text) if len(text) <= _YEAR_CHARS else MAX_YEAR + 1
+    problem = check_year(year)
+    if problem:
+        raise InvalidRecord(f"row {row}: {problem}")
+    years[text] = year
     return year
 
 
@@ -117,6 +120,8 @@ def _value(text: str, row: int) -> int | float:
             pass
     if not is_finite_number(value):
         raise InvalidRecord(f"row {row}: Value must be a finite number")
+    if underflows(text, value):
+        raise InvalidRecord(f"row {row}: Value {text[:40]} is too small for a double: it would be read as 0")
     return value
 
 

@@ -8,9 +8,10 @@ import time
 import gevent
 import ujson
 
+from .journal import SEGMENT_INFIX
 from .logs import ThrottledLog
 from .records import InvalidRecord, parse_records
-from .snapshot import read_snapshot
+from .snapshot import load_snapshot, read_snapshot
 from .stores.base import StoreUnavailable
 
 log = logging.getLogger("growth_gevent")
@@ -43,6 +44,23 @@ def seed_store(store, config, snapshot_lock, started):
                     "if it is empty then", initial[0], error)
         return initial
     return None
+
+
+def recover_journaled(store, config, snapshot_lock, started):
+    """A journaled store's start: the snapshot (else GROWTH_PRELOAD), then the journal after it."""
+    first_segment = 0
+    if os.path.exists(snapshot_lock.path):
+        records, first_segment = load_snapshot(snapshot_lock.path)
+        submit_initial_data(store, f"snapshot {snapshot_lock.path}", records, started)
+    elif config.preload_path:
+        submit_initial_data(store, *_preload(config.preload_path), started)
+    replay_started = time.perf_counter()
+    recovered = store.recover(first_segment)
+    if recovered.segments:
+        segments = "-".join(map(str, dict.fromkeys([recovered.segments[0], recovered.segments[-1]])))
+        log.info("replayed %d journal records of %s%s%s in %.0f ms; %d bulk loads queued again", recovered.records,
+                 snapshot_lock.path, SEGMENT_INFIX, segments, (time.perf_counter() - replay_started) * 1000,
+                 len(recovered.queued))
 
 
 def read_initial_data(config, snapshot_lock):

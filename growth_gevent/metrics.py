@@ -24,6 +24,7 @@ from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.utils import floatToGoString
 
+from .journal import FSYNC_BUCKETS
 from .stores.base import StoreUnavailable
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -38,6 +39,7 @@ REQUEST_LABELS = ("route", "method", "status")
 LATENCY = "growth_http_request_duration_seconds"
 LATENCY_HELP = "Time to answer a request, by route"
 _BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
+_FSYNC_BOUNDS = [*map(floatToGoString, FSYNC_BUCKETS), "+Inf"]
 _STARTED = "growth_gevent.started"
 
 
@@ -63,11 +65,7 @@ class ProcessTally:
             requests.add_metric([route, method, str(status)], count)
         latency = HistogramMetricFamily(LATENCY, LATENCY_HELP, labels=["route"])
         for route, histogram in sorted(self._latency.items()):
-            cumulative, buckets = 0, []
-            for bound, count in zip(_BOUNDS, histogram[:-1], strict=True):
-                cumulative += count
-                buckets.append((bound, cumulative))
-            latency.add_metric([route], buckets, histogram[-1])
+            latency.add_metric([route], _cumulative(histogram), histogram[-1])
         return [requests, latency]
 
 
@@ -139,8 +137,12 @@ class Metrics:
     def collect(self):
         """What a scrape reads; the store's figures are read now, so requests pay nothing for them."""
         yield from self._tally.families()
-        yield GaugeMetricFamily("growth_writes_refused", "1 while writes are refused after a failed snapshot",
+        yield GaugeMetricFamily("growth_writes_refused",
+                                "1 while writes are refused after a failed snapshot or journal write",
                                 value=0 if self._store.writes_refused() is None else 1)
+        journal = getattr(self._store, "journal", None)  # a JournaledStore's
+        if journal is not None:
+            yield from _journal_metrics(journal)
         losses = self._store.data_losses()
         if losses is not None:
             yield CounterMetricFamily("growth_store_data_lost", "Times the store was found without its data "
@@ -166,3 +168,28 @@ class Metrics:
                                   value=status.records_applied)
         yield GaugeMetricFamily("growth_bulk_records_waiting", "Records accepted by bulk loads and not yet "
                                 "applied (GROWTH_BULK_QUEUE_RECORDS bounds them)", value=status.records_waiting)
+
+
+def _cumulative(histogram, bounds=_BOUNDS):
+    """Prometheus's buckets from counts by bucket (the last one past every bound; the sum after them)."""
+    cumulative, buckets = 0, []
+    for bound, count in zip(bounds, histogram[:-1], strict=True):
+        cumulative += count
+        buckets.append((bound, cumulative))
+    return buckets
+
+
+def _journal_metrics(journal):
+    yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk", value=journal.size())
+    yield CounterMetricFamily("growth_journal_records", "Records appended to the journal since start",
+                              value=journal.records)
+    fsyncs = HistogramMetricFamily("growth_journal_fsync_duration_seconds", "Time of each fsync of the journal")
+    fsyncs.add_metric([], _cumulative(journal.fsync_histogram, _FSYNC_BOUNDS), journal.fsync_histogram[-1])
+    yield fsyncs
+    if journal.last_error is not None:
+        at, error = journal.last_error
+        last = GaugeMetricFamily("growth_journal_last_error_timestamp_seconds",
+                                 "Unix time of the last journal write or fsync that failed, with its error",
+                                 labels=["error"])
+        last.add_metric([error], at)
+        yield last

@@ -18,6 +18,10 @@ PAUSE_EVERY = 5000
 # A record must be addressable: its URL, both names percent-encoded and a year of up to this many
 # characters, must fit in a request line (414 past it), whatever the other name.
 YEAR_URL_BYTES = 100
+# The years a record may have, in a bulk body and in a PUT's URL alike (and so every stored record has a
+# URL): nine digits at most. Every calendar year, and period codes such as YYYYMMDD; an int32 in any
+# client, exact as a double (Redis's Lua); and far within YEAR_URL_BYTES.
+MAX_YEAR = 999_999_999
 MAX_NAME_URL_BYTES = (MAX_REQUEST_LINE - len("DELETE /api/v1/growth/// HTTP/1.1\r\n") - YEAR_URL_BYTES) // 2
 # UTF-8 percent-encoded takes at most 12 bytes a character: a name this short fits without encoding it.
 _SURELY_SHORT = MAX_NAME_URL_BYTES // 12
@@ -76,9 +80,17 @@ def check_value(value: object) -> str | None:
     return None
 
 
+def underflows(literal: str, value: float) -> bool:
+    """True when the number written ``literal`` is not zero but was read as ``value`` 0: too small for a
+    double (``1e-400``)."""
+    return value == 0 and bool(literal.lower().partition("e")[0].strip("-0."))
+
+
 def check_year(value: object) -> str | None:
     if type(value) is not int:
         return "Year must be an integer"
+    if not -MAX_YEAR <= value <= MAX_YEAR:
+        return f"Year must be between {-MAX_YEAR} and {MAX_YEAR}"
     return None
 
 
@@ -118,6 +130,7 @@ def parse_records(payload: object, pause: Callable[[], object] | None = None) ->
                 if indicator_key is None and not check_name("Indicator", indicator):
                     indicator_key = names[indicator] = sys.intern(indicator.upper())
                 if (country_key is not None and indicator_key is not None and type(year) is int
+                        and -MAX_YEAR <= year <= MAX_YEAR
                         and type(value) in _NUMBER_TYPES and -_FLOAT_MAX <= value <= _FLOAT_MAX):
                     append(((country_key, indicator_key, years.setdefault(year, year)), value * 1))
                     continue

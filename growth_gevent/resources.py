@@ -2,19 +2,24 @@
 
 import pathlib
 import re
+from urllib.parse import urlencode
 
 import falcon
 import ujson
 
 from . import csv_format
 from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
-from .records import InvalidRecord, as_record, check_name, make_key, parse_value_update
+from .cursor import InvalidCursor, decode_cursor, encode_cursor
+from .records import InvalidRecord, as_record, check_name, check_year, make_key, parse_value_update
 
 # The challenge's probe record: the bulk status shows its value as "test value".
 PROBE_RECORD_KEY = make_key("BRZ", "NGDP_R", 2002)
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
-LIST_PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "limit", "offset", "format"})
+LIST_PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "limit", "offset", "cursor", "format"})
+# A page's cost grows with its offset (Redis reads past every skipped record); deeper pages follow
+# "next", whose cursor costs what a first page costs.
+MAX_OFFSET = 10000
 SERIES_PARAMETERS = frozenset({"from", "to", "format"})
 # What a page or a series can be answered as, the default first: client_prefers() picks the first of equals.
 REPRESENTATIONS = (falcon.MEDIA_JSON, csv_format.MEDIA_TYPE)
@@ -82,6 +87,21 @@ def _integer(params, name, default=None, lowest=None, highest=None):
     return value
 
 
+def _cursor(params, offset):
+    """The key after which the page starts, from ``cursor``; None without one."""
+    raw = params.get("cursor")
+    if raw is None:
+        return None
+    if offset:
+        raise falcon.HTTPBadRequest(description="cursor and offset cannot be combined: the cursor says where "
+                                                "the page starts")
+    try:
+        return decode_cursor(raw)
+    except InvalidCursor:
+        raise falcon.HTTPBadRequest(description='cursor is not one this service gave; pass a page\'s "next" '
+                                                'as it is') from None
+
+
 def _year_range(params, year=None):
     """``from``/``to`` (inclusive), narrowed to ``year`` when one is given."""
     first, last = _integer(params, "from"), _integer(params, "to")
@@ -142,17 +162,28 @@ class RecordCollection:
         params = _query(req, LIST_PARAMETERS)
         limit = _integer(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
         offset = _integer(params, "offset", 0, 0)
+        if offset > MAX_OFFSET:
+            raise falcon.HTTPBadRequest(description=f'offset is at most {MAX_OFFSET}; follow "next" to page further')
+        after = _cursor(params, offset)
         first, last = _year_range(params, _integer(params, "year"))
         as_csv = _wants_csv(req, params)
         country, indicator = params.get("country"), params.get("indicator")
+        # One record more than the page tells whether there is a next one.
         total, page = self._store.records(country and country.upper(), indicator and indicator.upper(),
-                                          first, last, offset, limit)
+                                          first, last, offset, limit + 1, **({} if after is None else {"after": after}))
         resp.vary = ("Accept",)
+        next_page = None
+        if len(page) > limit:
+            page = page[:limit]
+            query = {name: value for name, value in params.items() if name not in ("offset", "cursor")}
+            next_page = f"{req.path}?{urlencode({**query, 'limit': limit, 'cursor': encode_cursor(page[-1][0])})}"
+            # For the CSV answer too, which has no room for it in its body (RFC 8288).
+            resp.append_link(next_page, "next")
         if as_csv:
             _csv(resp, page)
             return
         _json(resp, {"items": [as_record(key, value) for key, value in page],
-                     "total": total, "limit": limit, "offset": offset})
+                     "total": total, "limit": limit, "offset": offset, "next": next_page})
 
     on_head = on_get
 
@@ -244,7 +275,7 @@ class Record:
     on_head = on_get
 
     def on_put(self, req, resp, country, indicator, year):
-        problem = check_name("Country", country) or check_name("Indicator", indicator)
+        problem = check_name("Country", country) or check_name("Indicator", indicator) or check_year(year)
         if problem:
             raise InvalidRecord(problem)
         with self._bodies.reserve() as reservation:

@@ -2,8 +2,10 @@
 
 The file is one JSON object::
 
-    {"format": "growth-gevent-snapshot", "version": 1, "count": N,
+    {"format": "growth-gevent-snapshot", "version": 1, "count": N, "journal": S,
      "records": [["BRZ", "NGDP_R", 2002, 183.26], ...]}
+
+``journal``, with a journal only: the first segment of the log that the snapshot does not hold.
 
 It is written to a temporary file in the same folder, flushed, fsynced and renamed over the old one,
 so a crash at any moment leaves either the previous snapshot or the new one, never a mix.
@@ -24,8 +26,10 @@ import ujson
 from gevent.event import Event
 from gevent.lock import Semaphore
 
+from .journal import JournalFailed
 from .logs import ThrottledLog
 from .records import check_name, is_finite_number
+from .stores.journaled import JournaledStore
 
 FORMAT = "growth-gevent-snapshot"
 VERSION = 1
@@ -33,6 +37,7 @@ ROWS_PER_WRITE = 5000
 LOCK_SUFFIX = ".lock"
 # The same snapshot error is logged at most this often; a new error or a recovery is logged at once.
 FAILURE_LOG_SECONDS = 60.0
+JOURNAL_RETRY_SECONDS = 1.0
 
 log = logging.getLogger("growth_gevent")
 
@@ -88,8 +93,9 @@ class SnapshotLock:
             pass
 
 
-def write_snapshot(path, items):
-    """Write ``[(key, value), ...]`` to ``path`` atomically. Blocking: run it in a thread.
+def write_snapshot(path, items, journal=None):
+    """Write ``[(key, value), ...]`` to ``path`` atomically, with the first ``journal`` segment it does
+    not hold, if given. Blocking: run it in a thread.
 
     The caller must own ``path`` (hold its :class:`SnapshotLock`), or know that nothing else writes it.
     """
@@ -98,8 +104,9 @@ def write_snapshot(path, items):
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with open(descriptor, "wb") as output:
-            output.write(b'{"format":"%s","version":%d,"count":%d,"records":['
-                         % (FORMAT.encode(), VERSION, len(items)))
+            output.write(b'{"format":"%s","version":%d,"count":%d,%s"records":['
+                         % (FORMAT.encode(), VERSION, len(items),
+                            b"" if journal is None else b'"journal":%d,' % journal))
             for start in range(0, len(items), ROWS_PER_WRITE):
                 rows = [[c, i, y, v] for (c, i, y), v in items[start:start + ROWS_PER_WRITE]]
                 if start:
@@ -126,6 +133,12 @@ def _fsync_directory(directory):
 
 def read_snapshot(path):
     """The ``[(key, value), ...]`` of a snapshot file, or :class:`SnapshotError`. Never changes the file."""
+    return load_snapshot(path)[0]
+
+
+def load_snapshot(path):
+    """``([(key, value), ...], S)``: a snapshot file's records and the first journal segment that it does
+    not hold (0: it names none); or :class:`SnapshotError`. Never changes the file."""
     with open(path, "rb") as snapshot:
         raw = snapshot.read()
     try:
@@ -140,7 +153,10 @@ def read_snapshot(path):
     rows = document.get("records")
     if type(rows) is not list or document.get("count") != len(rows):
         raise SnapshotError(f"{path} is damaged: its record count does not match its records")
-    return _parse_rows(path, rows)
+    journal = document.get("journal", 0)
+    if type(journal) is not int or journal < 0:
+        raise SnapshotError(f"{path} is damaged: its journal segment is not a number")
+    return _parse_rows(path, rows), journal
 
 
 def _parse_rows(path, rows):
@@ -180,7 +196,7 @@ def _stored_name(names, value):
     return name
 
 
-def _write_copy(path, countries):
+def _write_copy(path, countries, journal):
     """Flatten a store copy and write it; return how many records were written, or what the write
     raised: gevent's thread pool would print it on stderr as an unhandled error. Runs in a thread."""
     try:
@@ -188,9 +204,18 @@ def _write_copy(path, countries):
                  for country, indicators in countries.items()
                  for indicator, series in indicators.items()
                  for year, value in series.items()]
-        write_snapshot(path, items)
+        write_snapshot(path, items, journal)
         return len(items)
     except Exception as error:
+        return error
+
+
+def _remove_segments(journal, before):
+    """Remove the journal's segments before ``before``; None, or what the removal raised. Runs in a thread."""
+    try:
+        journal.remove_before(before)
+        return None
+    except OSError as error:
         return error
 
 
@@ -203,6 +228,11 @@ class Snapshotter:
     As Redis does with ``stop-writes-on-bgsave-error``, a failed snapshot is reported to the store,
     which then refuses writes when ``stop_writes_on_error`` (a write it acknowledged could not be
     kept), and is tried again every interval; the store accepts writes again once one succeeds.
+
+    With a journal (a :class:`JournaledStore`) the copy is taken in the same step as a new log segment
+    begins, and the segments before it are removed once the snapshot is durable: a crash at any point
+    leaves a snapshot and segments that replay to the same state. After the journal failed, a snapshot
+    is tried every JOURNAL_RETRY_SECONDS: one that succeeds makes writes accepted again.
     """
 
     def __init__(self, store, lock, interval, stop_writes_on_error):
@@ -216,6 +246,13 @@ class Snapshotter:
         self._saved_changes = store.changes
         self._saving = Semaphore()
         self._stopping = Event()
+        self._wakeup = Event()  # set by stop() and by a journal failure
+        self._journal_failed = False  # since the last snapshot written: try again every JOURNAL_RETRY_SECONDS
+        self._journaled = isinstance(store, JournaledStore)
+        if self._journaled:
+            store.on_journal_failure = self._retry_soon
+            if store.needs_snapshot():  # what was replayed is not in the snapshot yet
+                self._saved_changes = None
         self._greenlet = None
         self._failures = 0  # failed attempts since the last snapshot written
         # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
@@ -238,11 +275,27 @@ class Snapshotter:
             if changes == self._saved_changes:
                 return False
             started = time.perf_counter()
-            count = gevent.get_hub().threadpool.apply(_write_copy, (self._path, self._store.copy()))
+            pool = gevent.get_hub().threadpool
+            if self._journaled:
+                countries, segment, batch = self._store.start_snapshot()
+                try:
+                    batch.wait()  # what the copy holds is logged, or was undone and the copy is void
+                except JournalFailed as error:
+                    self._failed(error, last)
+                    raise
+            else:
+                countries, segment = self._store.copy(), None
+            count = pool.apply(_write_copy, (self._path, countries, segment))
             if isinstance(count, Exception):
                 self._failed(count, last)
                 raise count
+            if segment is not None:
+                removed = pool.apply(_remove_segments, (self._store.journal, segment))
+                if removed is not None:
+                    log.warning("journal segments before %d not removed (tried again at the next snapshot): %s",
+                                segment, removed)
             self._saved_changes = changes
+            self._journal_failed = False
             self._store.snapshot_succeeded(time.time())
             milliseconds = (time.perf_counter() - started) * 1000
             if self._failures:
@@ -258,12 +311,21 @@ class Snapshotter:
     def stop(self):
         """Let a snapshot in progress finish, then write the last one. Raises what that write raised."""
         self._stopping.set()
+        self._wakeup.set()
         if self._greenlet is not None:
             self._greenlet.join()
         self.save_if_changed(last=True)
 
+    def _retry_soon(self):
+        self._journal_failed = True
+        self._wakeup.set()
+
     def _run(self):
-        while not self._stopping.wait(self._interval):
+        while True:
+            self._wakeup.wait(JOURNAL_RETRY_SECONDS if self._journal_failed else self._interval)
+            self._wakeup.clear()
+            if self._stopping.is_set():
+                return
             try:
                 self.save_if_changed()
             except Exception:  # reported and logged; tried again next interval
@@ -272,15 +334,20 @@ class Snapshotter:
     def _failed(self, error, last):
         self._failures += 1
         self._store.snapshot_failed(str(error), self._stop_writes_on_error)
-        if last:
+        retry = JOURNAL_RETRY_SECONDS if self._journal_failed else self._interval
+        if last and self._journaled:
+            consequence = "the changes since the last snapshot written are in the journal, replayed at the next start"
+            self._failure_log.reset()  # the last one is always said
+        elif last:
             consequence = "the changes since the last snapshot written are lost"
             self._failure_log.reset()  # the last one is always said
         elif self._stop_writes_on_error:
-            consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {self._interval:g} s"
+            consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {retry:g} s"
         else:
-            consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and will be "
-                           f"lost if the process stops before a snapshot succeeds; trying again every "
-                           f"{self._interval:g} s")
+            kept = ("are kept in the journal, which grows until" if self._journaled
+                    else "will be lost if the process stops before")
+            consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and {kept} a "
+                           f"snapshot succeeds; trying again every {retry:g} s")
         # A bug (not an OSError of the disk) gets its traceback.
         self._failure_log.log(logging.ERROR, "%s to %s failed (%d in a row): %s; %s",
                               "last snapshot" if last else "snapshot", self._path, self._failures, error,

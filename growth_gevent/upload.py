@@ -3,6 +3,7 @@
 import argparse
 import http.client
 import json
+import os
 import sys
 import time
 import urllib.parse
@@ -16,6 +17,9 @@ POLL_SECONDS = 0.05
 REQUEST_SECONDS = 60.0
 BAR_WIDTH = 30
 PLAIN_STEPS = 4  # without a terminal the bar is one line per quarter of the load, not one per poll
+# The bearer token for a server that requires one (GROWTH_API_TOKENS): from the environment, never
+# an argument, which other users of the machine could read in the process list.
+TOKEN_VARIABLE = "GROWTH_API_TOKEN"
 
 
 class LoadFailed(Exception):
@@ -57,7 +61,8 @@ def _base_url(text):
 
 def load(base_url, body, timeout):
     """POST ``body`` and wait until its job is applied; return (records in it, final state, store size)."""
-    _request("POST", base_url, BULK_PATH, body)
+    token = os.environ.get(TOKEN_VARIABLE, "").strip()
+    _request("POST", base_url, BULK_PATH, body, {"Authorization": f"Bearer {token}"} if token else {})
     status = _request("GET", base_url, STATUS_PATH)
     # The POST does not answer with its job number; the latest accepted job, read right after, is ours
     # or a later one, and "jobs applied" reaching it means ours is applied too.
@@ -80,7 +85,7 @@ def load(base_url, body, timeout):
     return total, status["msg"], _request("GET", base_url, SIZE_PATH)["size"]
 
 
-def _request(method, base_url, path, body=None):
+def _request(method, base_url, path, body=None, headers=()):
     """The JSON answer to one request; LoadFailed, with the server's message, on anything else."""
     url = base_url + path
     parts = urllib.parse.urlsplit(url)
@@ -92,8 +97,9 @@ def _request(method, base_url, path, body=None):
         raise LoadFailed(f"cannot reach the service at {base_url}: {_reason(error)}") from None
     try:
         try:
-            headers = {} if body is None else {"Content-Type": "application/json"}
-            connection.request(method, parts.path, body, headers)
+            if body is not None:
+                headers = {**headers, "Content-Type": "application/json"}
+            connection.request(method, parts.path, body, dict(headers))
         except (BrokenPipeError, ConnectionResetError):
             pass  # a body over the service's limit is answered 413 at once and not read: read that answer
         response = connection.getresponse()

@@ -10,8 +10,9 @@ time from the 202 to "complete" is reported as "BULK load applied". It is left o
 make it with `python scripts/generate_data.py --records 4537 --indent 4 data/growth-500kb.json`, or point FILE at
 another one (FILE=data/growth-3mb.json; relative to the working directory).
 
-A wrong status code or body is a failure, and any failure makes Locust exit 1. So does a request kind whose
-p95 or p99 exceeds the bounds of the k6 scripts' thresholds (LATENCY_LIMITS_MS).
+With GROWTH_API_TOKEN set in the environment, writes carry it as a bearer token (for a server with
+GROWTH_API_TOKENS). A wrong status code or body is a failure, and any failure makes Locust exit 1. So does
+a request kind whose p95 or p99 exceeds the bounds of the k6 scripts' thresholds (LATENCY_LIMITS_MS).
 """
 
 import json
@@ -25,7 +26,8 @@ import gevent
 from locust import HttpUser, constant, events, task
 
 RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/2002"
-JSON_HEADERS = {"Content-Type": "application/json"}
+_TOKEN = os.environ.get("GROWTH_API_TOKEN", "").strip()
+JSON_HEADERS = {"Content-Type": "application/json", **({"Authorization": f"Bearer {_TOKEN}"} if _TOKEN else {})}
 BULK_FILE = pathlib.Path(
     os.environ.get("FILE", pathlib.Path(__file__).resolve().parent.parent / "data" / "growth-500kb.json")
 )
@@ -79,7 +81,8 @@ class ReadUpdateUser(HttpUser):
         self.put_record_value(round(random.uniform(0, 1000), 2), expected_status=(200,))
 
     def put_record_value(self, value, expected_status):
-        with self.client.put(RECORD_PATH, json={"value": value}, catch_response=True) as response:
+        with self.client.put(RECORD_PATH, data=json.dumps({"value": value}), headers=JSON_HEADERS,
+                             catch_response=True) as response:
             problem = record_problem(response, expected_status)
             if problem is None and response.json().get("Value") != value:
                 problem = f"Value is not the {value} just sent: {response.text[:100]!r}"

@@ -1,4 +1,4 @@
-"""What tests share besides fixtures: paths, the stores to run on, and helpers that POST and wait."""
+"""What tests share besides fixtures: paths, the stores, and helpers that POST and wait."""
 
 import contextlib
 import json
@@ -16,14 +16,15 @@ SAMPLE = ROOT / "data" / "sample.json"
 WAIT_SECONDS = 10
 
 
-def make_store(kind, request):
+def make_store(kind, request, **options):
     """A fresh, empty store of ``kind`` ("redis": on the session's redis-server, under tests/live/ only);
-    small chunks so that even small loads take several."""
+    small chunks so that even small loads take several. ``options`` are what both take by the same name
+    (``max_records``): settings of the one, arguments of the other."""
     if kind == "memory":
-        return memory_store(bulk_chunk_records=4)
+        return memory_store(bulk_chunk_records=4, **options)
     server = request.getfixturevalue("redis_server")
     server.flush()
-    return open_redis_store(server.url, pool_size=8, timeout=2, chunk_size=4)
+    return open_redis_store(server.url, pool_size=8, timeout=2, chunk_size=4, **options)
 
 
 def memory_store(**settings) -> MemoryStore:

@@ -14,9 +14,8 @@ from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
-from growth_gevent.stores.memory import MemoryStore
 
-from support import load, memory_store, post_records
+from support import load, make_store, memory_store, post_records
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
@@ -367,7 +366,8 @@ class TestList:
         ("limit=ten", "limit must be an integer"), ("offset=-1", "offset must be at least 0"),
         ("offset=1e3", "offset must be an integer"), ("year=twenty", "year must be an integer"),
         ("from=1.5", "from must be an integer"), ("sort=year", "unknown query parameter 'sort'; "
-                                                              "known: country, format, from, indicator, limit, offset, to, year"),
+                                                              "known: country, cursor, format, from, indicator, "
+                                                              "limit, offset, to, year"),
         ("country=a&country=b", "query parameter 'country' is given more than once"),
         ("year=" + "1" * 5000, "year is out of range"),
     ])
@@ -375,11 +375,81 @@ class TestList:
         assert loaded.get(f"/api/v1/growth?{query}", status=400).json == {"msg": message}
 
 
+@pytest.fixture
+def paged_client(store_kind, request):
+    """A client on a store of ``store_kind`` holding SERIES, for cursor paging."""
+    store = make_store(store_kind, request)
+    client = webtest.TestApp(create_app(store, Config()))
+    load(client, store, SERIES)
+    yield client
+    store.close()
+
+
+def follow(client, url):
+    """Every page from ``url`` on, following "next" until it is null."""
+    pages = []
+    while url is not None:
+        pages.append(client.get(url).json)
+        url = pages[-1]["next"]
+    return pages
+
+
+class TestCursorPaging:
+    def test_following_next_visits_every_record_once_in_order(self, paged_client):
+        everything = paged_client.get("/api/v1/growth").json["items"]
+        pages = follow(paged_client, "/api/v1/growth?limit=2")
+        assert [len(page["items"]) for page in pages] == [2, 2, 2]
+        assert [item for page in pages for item in page["items"]] == everything
+        assert {(page["total"], page["limit"], page["offset"]) for page in pages} == {(6, 2, 0)}
+
+    def test_next_keeps_the_filters_and_the_limit(self, paged_client):
+        pages = follow(paged_client, "/api/v1/growth?country=brz&from=2002&limit=1")
+        assert [(item["Indicator"], item["Year"]) for page in pages for item in page["items"]] == [
+            ("NGDP_R", 2002), ("NGDP_R", 2010), ("PCPI", 2002)]
+        assert pages[0]["next"].startswith("/api/v1/growth?country=brz&from=2002&limit=1&cursor=")
+
+    def test_a_cursor_with_offset_0_is_fine(self, paged_client):
+        first = paged_client.get("/api/v1/growth?limit=5").json
+        assert paged_client.get(first["next"] + "&offset=0").json["items"] == [
+            {"Country": "ZWE", "Indicator": "LP", "Value": 6.0, "Year": 1999}]
+
+    @pytest.mark.parametrize("query", ["", "limit=6", "limit=1000", "country=ZWE", "offset=5", "country=NOPE"])
+    def test_the_last_page_has_no_next(self, client, store, query):
+        load(client, store, SERIES)
+        assert client.get(f"/api/v1/growth?{query}").json["next"] is None
+
+    def test_a_first_page_with_more_after_it_links_the_next(self, client, store):
+        load(client, store, SERIES)
+        body = client.get("/api/v1/growth?limit=5&offset=0").json
+        assert body["next"] == "/api/v1/growth?limit=5&cursor=WyJCUloiLCJQQ1BJIiwyMDAyXQ"
+
+    def test_the_next_page_is_a_link_header_too_for_csv_which_has_no_room_for_it(self, client, store):
+        load(client, store, SERIES)
+        response = client.get("/api/v1/growth?limit=5&format=csv")
+        assert response.headers["Link"] == ("</api/v1/growth?limit=5&format=csv&cursor=WyJCUloiLCJQQ1BJIiwyMDAyXQ>; "
+                                            "rel=next")
+        assert client.get("/api/v1/growth?limit=6&format=csv").headers.get("Link") is None
+
+    def test_an_offset_past_the_bound_is_400_saying_to_follow_next(self, client):
+        assert client.get("/api/v1/growth?offset=10000").json["items"] == []
+        assert client.get("/api/v1/growth?offset=10001", status=400).json == {
+            "msg": 'offset is at most 10000; follow "next" to page further'}
+
+    @pytest.mark.parametrize("cursor", ["x", "!!!!", "WzFd", "e30", "WyJBIiwiQiIsIjIwMDIiXQ", "WyJBIiwiQiIsdHJ1ZV0",
+                                        "WyJBIiwiQiIsMS41XQ", "W251bGwsIkIiLDFd", "%FF"])
+    def test_a_cursor_that_does_not_decode_is_400(self, client, cursor):
+        assert client.get(f"/api/v1/growth?cursor={cursor}", status=400).json == {
+            "msg": 'cursor is not one this service gave; pass a page\'s "next" as it is'}
+
+    def test_a_cursor_with_a_non_zero_offset_is_400(self, client):
+        assert client.get("/api/v1/growth?cursor=WyJBIiwiQiIsMV0&offset=2", status=400).json == {
+            "msg": "cursor and offset cannot be combined: the cursor says where the page starts"}
+
+
 def memory_client(**settings):
     """A client on a fresh in-memory store, and the store, for a Config of ``settings``."""
-    config = Config(**settings)
-    store = MemoryStore(chunk_size=4, queue_records=config.bulk_queue_records)
-    return webtest.TestApp(create_app(store, config)), store
+    store = memory_store(bulk_chunk_records=4, **settings)
+    return webtest.TestApp(create_app(store, Config(**settings))), store
 
 
 def records(count, value=1):
@@ -448,6 +518,40 @@ class TestBulkBounds:
         client, _ = memory_client(max_body_bytes=1000, body_buffer_bytes=100)
         response = client.post("/api/v1/growth", b"[" + b" " * 100 + b"]", content_type="application/json", status=413)
         assert response.json == {"msg": "request body is larger than 100 bytes"}
+
+
+@pytest.fixture
+def capped_client(store_kind, request):
+    """A client on a store of ``store_kind`` that holds at most 3 records, and the store."""
+    store = make_store(store_kind, request, max_records=3)
+    yield webtest.TestApp(create_app(store, Config(max_records=3))), store
+    store.close()
+
+
+class TestRecordCap:
+    FULL = "the store is full: it holds at most 3 records, 3 are stored or waiting to be applied and this write "
+
+    def test_a_put_of_a_new_key_past_the_cap_is_507_and_replacing_still_works(self, capped_client):
+        client, store = capped_client
+        load(client, store, records(3))
+        response = client.put_json("/api/v1/growth/C/D/1", {"value": 1.5}, status=507)
+        assert response.json == {"msg": self.FULL + "adds up to 1; replacing a stored record still works"}
+        assert client.get("/api/v1/growth/C/D/1", status=404)
+        assert client.put_json("/api/v1/growth/A/B/1", {"value": 7}, status=200).json["Value"] == 7
+        assert client.get("/api/v1/growth/size").json == {"size": 3}
+
+    def test_a_bulk_post_that_could_pass_the_cap_is_507_and_queues_nothing(self, capped_client):
+        client, store = capped_client
+        load(client, store, records(3))
+        response = post_records(client, records(1), status=507)
+        assert response.json == {"msg": self.FULL + "adds up to 1; replacing a stored record still works"}
+        assert store.bulk_status().jobs_accepted == 1
+
+    def test_a_bulk_post_larger_than_the_cap_alone_is_413(self, capped_client):
+        client, store = capped_client
+        response = post_records(client, records(4), status=413)
+        assert response.json == {"msg": "a bulk load holds at most 3 records; this body has 4 JSON objects"}
+        assert store.bulk_status().jobs_accepted == 0
 
 
 class BlockingInput:

@@ -59,6 +59,9 @@ def fake_results():
                        "share_503": 0.9, "rss_before_bytes": 2 ** 25, "rss_peak_bytes": 2 ** 27},
         "large_post": {**reads, "body_bytes": 2 ** 23, "loads_applied": 5, "load_ms_median": 300.0,
                        "rss_peak_bytes": 2 ** 27},
+        "paging": {"refused_status": 400, "refused_msg": "offset is at most 10000",
+                   **{f"{page}_{figure}": 1.0 for page in ("first", "page_42", "page_43", "offset_10000")
+                      for figure in ("rps", "p50_us", "ratio_to_first")}},
     }
 
 

@@ -50,7 +50,8 @@ def test_access_log_switch_words(raw, expected):
     ("GROWTH_SNAPSHOT_INTERVAL", "0.000001"), ("GROWTH_HEADER_TIMEOUT", "0"), ("GROWTH_BODY_TIMEOUT", "-1"),
     ("GROWTH_KEEPALIVE_TIMEOUT", "never"), ("GROWTH_MAX_CONNECTIONS", "0"), ("GROWTH_MAX_HEADER_BYTES", "100"),
     ("GROWTH_BODY_BUFFER_BYTES", "0"), ("GROWTH_BULK_MAX_RECORDS", "0"), ("GROWTH_BULK_QUEUE_RECORDS", "-5"),
-    ("GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", "perhaps"), ("GROWTH_REDIS_CACHE_STALE_SECONDS", "-0.1"),
+    ("GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", "perhaps"), ("GROWTH_FSYNC", "sometimes"), ("GROWTH_FSYNC", "1"),
+    ("GROWTH_REDIS_CACHE_STALE_SECONDS", "-0.1"),
     ("GROWTH_REDIS_CACHE_STALE_SECONDS", "100ms"), ("GROWTH_REDIS_CACHE_STALE_SECONDS", "inf"),
 ])
 def test_a_bad_value_names_the_variable_what_it_must_be_and_what_it_got(name, raw):
@@ -117,3 +118,8 @@ def test_redis_without_its_client_installed_is_refused_naming_what_is_missing(mo
                                           "--target redis"):
         Config.from_env({"GROWTH_STORE": "redis://h"})
     assert Config.from_env({}).store_url is None
+
+
+@pytest.mark.parametrize("raw, policy", [("always", "always"), ("EVERYSEC", "everysec"), ("no", "no"), ("", "always")])
+def test_the_fsync_policy_is_always_unless_set(raw, policy):
+    assert Config.from_env({"GROWTH_FSYNC": raw}).fsync == policy

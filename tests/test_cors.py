@@ -105,3 +105,5 @@ class TestSetting:
         assert str(refused.value) == (
             "GROWTH_CORS_ORIGINS must be * or origins such as https://app.example.com,http://localhost:3000 "
             f"(scheme, host and port: no path, no trailing slash), got {origin.lower()!r}")
+
+

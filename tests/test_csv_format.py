@@ -93,7 +93,10 @@ class TestParse:
                         "1.", ".5", "+1", "\u0663", "9" * 5000, "true"]],
         *[(f"A,B,1,{year}", "row 3: Year must be an integer")
           for year in ["", "2002.0", "02002", "+5", "1_000", "1e3", " 2002", "\u0663"]],
-        ("A,B,1," + "1" * 5000, "row 3: Year is out of range"),
+        *[(f"A,B,1,{year}", "row 3: Year must be between -999999999 and 999999999")
+          for year in ["1" * 5000, "1000000000", "-1000000000"]],
+        *[(f"A,B,{value},2002", f"row 3: Value {value} is too small for a double: it would be read as 0")
+          for value in ["1e-400", "-2.5E-330"]],
     ])
     def test_an_invalid_row_is_named_by_its_row_number(self, row, message):
         with pytest.raises(InvalidRecord) as refused:

@@ -10,6 +10,7 @@ import webtest
 from openapi_spec_validator import validate
 
 from growth_gevent.app import create_app
+from growth_gevent.auth import WRITE_METHODS
 from growth_gevent.config import Config
 
 from support import ROOT, memory_store
@@ -76,6 +77,16 @@ class TestDocument:
                     if int(code) >= 400 and method != "head":
                         assert response["content"] == {"application/json": {"schema": error}}, \
                             (template, method, code)
+
+    def test_exactly_the_writes_declare_the_bearer_scheme_and_its_401(self):
+        assert DOCUMENT["components"]["securitySchemes"]["bearerToken"] == {
+            **DOCUMENT["components"]["securitySchemes"]["bearerToken"], "type": "http", "scheme": "bearer"}
+        for template, method in _document_operations():
+            operation = DOCUMENT["paths"][template][method.lower()]
+            guarded = method in WRITE_METHODS
+            # Optional: a server without GROWTH_API_TOKENS takes writes from anyone.
+            assert operation.get("security") == ([{"bearerToken": []}, {}] if guarded else None), (template, method)
+            assert ("401" in operation["responses"]) == guarded, (template, method)
 
     def test_head_is_documented_with_get_and_has_no_body(self):
         for template, item in DOCUMENT["paths"].items():

@@ -4,9 +4,10 @@ import re
 
 import pytest
 
-from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS
-from growth_gevent.stores.base import BulkQueueFull, WritesRefused
-from support import applier_paused, memory_store
+from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
+from growth_gevent.stores.base import BulkQueueFull, StoreFull, WritesRefused
+
+from support import applier_paused, make_store, memory_store
 
 KEY = ("BRZ", "NGDP_R", 2002)
 WAIT_SECONDS = 10
@@ -95,6 +96,59 @@ def test_records_pages_in_key_order_and_counts_all_matches(store):
     assert store.records(first=3, last=3) == (1, [(("B", "X", 3), 3)])
 
 
+@pytest.fixture
+def paged(store_kind, request):
+    """A store of each kind, for the contract's cursor paging (``after``)."""
+    store = make_store(store_kind, request)
+    yield store
+    store.close()
+
+
+def test_a_page_after_a_key_starts_strictly_after_it_and_counts_all_matches(paged):
+    load_four(paged)
+    everything = paged.records()[1]
+    assert paged.records(after=("A", "Y", 2)) == (4, everything[1:])
+    assert paged.records(after=("B", "X", 1), limit=5) == (4, everything[3:])
+    assert paged.records(after=("B", "X", 3)) == (4, [])
+    assert paged.records(after=("B", "W", 5), limit=1) == (4, [(("B", "X", 1), 1)])
+    assert paged.records(after=("B", "W", 5), offset=1) == (4, [(("B", "X", 3), 3)])
+
+
+def test_the_key_after_which_a_page_starts_need_not_be_stored(paged):
+    load_four(paged)
+    assert paged.records(after=("B", "X", 2)) == (4, [(("B", "X", 3), 3)])
+    assert paged.records(after=("B", "", 10 ** 30)) == (4, [(("B", "W", 5), 5), (("B", "X", 1), 1), (("B", "X", 3), 3)])
+    assert paged.records(after=("A", "Z", -(10 ** 30))) == (4, paged.records()[1][1:])
+    assert paged.records(after=("", "", 0)) == paged.records()
+    assert paged.records(after=("C", "", 0)) == (4, [])
+
+
+def test_a_page_after_a_key_keeps_the_filters(paged):
+    load_four(paged)
+    assert paged.records(country="B", after=("B", "W", 5)) == (3, [(("B", "X", 1), 1), (("B", "X", 3), 3)])
+    assert paged.records(indicator="X", after=("B", "X", 1)) == (2, [(("B", "X", 3), 3)])
+    assert paged.records(first=2, after=("A", "Y", 2)) == (3, [(("B", "W", 5), 5), (("B", "X", 3), 3)])
+    assert paged.records(first=1, last=1, after=("A", "Y", 2)) == (1, [(("B", "X", 1), 1)])
+
+
+def test_following_pages_by_their_last_key_visits_every_record_once_in_order(paged):
+    years = [10 ** 30, -(10 ** 30), -10, -9, 0, 9, 10, 2002]
+    for name in ("É", "A", "Z", "AB"):
+        for year in years:
+            paged.put((name, name.lower(), year), year % 7)
+    expected = paged.records(limit=100)[1]
+    assert len(expected) == 32
+    seen, after = [], None
+    while True:
+        total, page = paged.records(limit=3, after=after)
+        assert total == 32
+        if not page:
+            break
+        seen += page
+        after = page[-1][0]
+    assert seen == expected
+
+
 def test_deleting_the_last_record_of_a_series_removes_the_series(store):
     load_four(store)
     store.delete(("A", "Y", 2))
@@ -180,6 +234,78 @@ def test_the_default_queue_limit_is_the_configured_default():
         # One record repeated: the bound is on the count, checked before any record is looked at.
         store.submit_bulk([(("A", "B", 1), 1)] * (DEFAULT_BULK_QUEUE_RECORDS + 1))
     assert refused.value.limit == DEFAULT_BULK_QUEUE_RECORDS
+
+
+# --- The record cap (max_records) ------------------------------------------------------------------
+
+CAP = 3
+
+
+@pytest.fixture
+def capped(store_kind, request):
+    """A store of each kind holding at most CAP records."""
+    store = make_store(store_kind, request, max_records=CAP)
+    yield store
+    store.close()
+
+
+def fill(store, count=CAP):
+    for year in range(count):
+        store.put(("A", "B", year), year)
+
+
+def test_a_new_key_past_the_cap_is_refused_and_nothing_is_stored(capped):
+    fill(capped)
+    with pytest.raises(StoreFull) as refused:
+        capped.put(("C", "D", 1), 1.0)
+    assert (refused.value.held, refused.value.limit, refused.value.records) == (CAP, CAP, 1)
+    assert str(refused.value) == ("the store is full: it holds at most 3 records, 3 are stored or waiting to be "
+                                  "applied and this write adds up to 1")
+    assert capped.get(("C", "D", 1)) is None
+    assert capped.size() == CAP
+    assert capped.records(country="C") == (0, [])
+    assert capped.records() == (CAP, [(("A", "B", year), year) for year in range(CAP)])
+
+
+def test_replacing_a_stored_record_works_at_the_cap_and_a_delete_makes_room(capped):
+    fill(capped)
+    assert capped.put(("A", "B", 0), 9.5) is False
+    assert capped.get(("A", "B", 0)) == 9.5
+    assert capped.delete(("A", "B", 1)) is True
+    assert capped.put(("C", "D", 1), 1.0) is True
+    assert capped.size() == CAP
+
+
+def test_a_bulk_job_that_could_pass_the_cap_is_refused_and_nothing_is_queued(capped):
+    fill(capped, 1)
+    with applier_paused(capped):
+        capped.submit_bulk(records(1))  # replaces the stored one, but counts as it might not: waiting
+        for refuse in (capped.check_bulk_room, lambda count: capped.submit_bulk(records(count))):
+            with pytest.raises(StoreFull) as refused:
+                refuse(2)
+            assert (refused.value.held, refused.value.limit, refused.value.records) == (2, CAP, 2)
+        assert capped.bulk_status().jobs_accepted == 1
+        capped.check_bulk_room(1)  # exactly at the cap
+        assert capped.submit_bulk([(("C", "D", 1), 1)]) == 2
+    assert capped.wait_idle(WAIT_SECONDS)
+    assert capped.size() == 2
+    capped.check_bulk_room(1)
+
+
+def test_initial_data_is_not_bounded_by_the_cap(capped):
+    assert capped.submit_bulk(records(CAP + 2), initial=True) == 1
+    assert capped.wait_idle(WAIT_SECONDS)
+    assert capped.size() == CAP + 2
+    with pytest.raises(StoreFull):
+        capped.put(("C", "D", 1), 1.0)
+
+
+def test_the_memory_store_caps_at_the_configured_default():
+    store = memory_store(bulk_queue_records=DEFAULT_MAX_RECORDS + 1)
+    store.check_bulk_room(DEFAULT_MAX_RECORDS)
+    with pytest.raises(StoreFull) as refused:
+        store.check_bulk_room(DEFAULT_MAX_RECORDS + 1)
+    assert refused.value.limit == DEFAULT_MAX_RECORDS
 
 
 class TestWriteGate:

@@ -81,7 +81,9 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def put(self, key: Key, value: Number) -> bool:
-        """Store ``value``; return True when the key is new, False when a value was replaced."""
+        """Store ``value``; return True when the key is new, False when a value was replaced.
+
+        A key that is not stored raises :class:`StoreFull` when ``size() >= max_records``."""
 
     @abc.abstractmethod
     def delete(self, key: Key) -> bool:
@@ -98,10 +100,13 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
-                last: int | None = None, offset: int = 0, limit: int = 100) -> tuple[int, list[Record]]:
+                last: int | None = None, offset: int = 0, limit: int = 100,
+                after: Key | None = None) -> tuple[int, list[Record]]:
         """``(total, [(key, value), ...])``: how many records match, and one page of them.
 
-        Records are ordered by country, indicator and year; ``None`` matches everything.
+        Records are ordered by country, indicator (code point order) and year (as a number); ``None``
+        matches everything. ``after``, a key, starts the page strictly after it (``offset`` then counts
+        from there), at about the cost of a first page, however deep; ``total`` still counts every match.
         """
 
     @abc.abstractmethod
@@ -111,18 +116,21 @@ class Store(abc.ABC):
         The queue is bounded by the store's ``queue_records``: when the records accepted and not yet
         applied (every job's, every process's), plus these, would exceed it, nothing is queued and
         :class:`BulkQueueFull` is raised with that pending count and the limit. A job larger than the
-        limit alone is refused even by an empty queue; callers keep jobs below it.
+        limit alone is refused even by an empty queue; callers keep jobs below it. When the records
+        stored, plus those waiting, plus these, would exceed ``max_records``, :class:`StoreFull` is raised
+        and nothing is queued.
 
         ``initial``: the records are initial data (a snapshot, GROWTH_PRELOAD), queued only into a
         store that holds no records, has no job pending and was never given initial data, decided in
         one step, so that of processes starting together one loads them, once; else None. Initial
-        data is exempt from the queue's limit (a snapshot may be larger) and from a write refusal.
+        data is exempt from the queue's limit (a snapshot may be larger), from ``max_records`` (logged
+        when it passes it) and from a write refusal.
         """
 
     @abc.abstractmethod
     def check_bulk_room(self, records: int) -> None:
         """Raise now what :meth:`submit_bulk` would raise for a job of ``records`` records
-        (:class:`BulkQueueFull`, :class:`WritesRefused`), so that a body is not parsed only to be
+        (:class:`BulkQueueFull`, :class:`StoreFull`, :class:`WritesRefused`), so that a body is not parsed only to be
         refused; :meth:`submit_bulk` decides again, since the queue may fill in between."""
 
     @abc.abstractmethod

@@ -1,7 +1,12 @@
 """The in-memory store: one process's records in nested dicts, bulk jobs applied by a greenlet."""
 
+import bisect
+import logging
+
 from .applier import BulkApplier
-from .base import BulkQueueFull, Store, WritesRefused
+from .base import BulkQueueFull, Store, StoreFull, WritesRefused
+
+log = logging.getLogger("growth_gevent")
 
 # What a lookup of an absent country or series finds; never written to.
 _NOTHING = {}
@@ -23,13 +28,15 @@ class MemoryStore(Store):
     acknowledged write must not be one that cannot be saved. Reads go on.
     """
 
-    def __init__(self, *, chunk_size: int, queue_records: int):
+    def __init__(self, *, chunk_size: int, queue_records: int, max_records: int):
         """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
-        accepted and not yet applied (GROWTH_BULK_CHUNK_RECORDS and GROWTH_BULK_QUEUE_RECORDS)."""
+        accepted and not yet applied; ``max_records``: the most records held (GROWTH_BULK_CHUNK_RECORDS,
+        GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS)."""
         self._countries = {}
         self._size = 0
         self._bulk = BulkApplier(self._apply_chunk, chunk_size)
         self._queue_records = queue_records
+        self._max_records = max_records
         self._initial_data_taken = False
         self._snapshots = None  # what snapshot_status() answers, once snapshots started
         self._refusal = None  # why writes are refused, or None
@@ -43,6 +50,8 @@ class MemoryStore(Store):
     def put(self, key, value):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
+        if self._size >= self._max_records and self.get(key) is None:
+            raise StoreFull(self._size, self._max_records, 1)
         country, indicator, year = key
         series = self._countries.setdefault(country, {}).setdefault(indicator, {})
         created = year not in series
@@ -54,6 +63,9 @@ class MemoryStore(Store):
     def delete(self, key):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
+        return self._remove(key)
+
+    def _remove(self, key):
         country, indicator, year = key
         indicators = self._countries.get(country, _NOTHING)
         series = indicators.get(indicator, _NOTHING)
@@ -74,26 +86,37 @@ class MemoryStore(Store):
         series = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
         return [(year, series[year]) for year in _years_in(series, first, last)]
 
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100):
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
         countries = self._countries
         total = 0
         page = []
         # Paging order, which stores/lua/records.lua keeps too: country, indicator (code point order, the
-        # same as Redis's byte order of their UTF-8), then year as a number.
+        # same as Redis's byte order of their UTF-8), then year as a number. ``skip`` counts the records
+        # still to pass over, from ``after`` when given: series before it are counted, not read.
+        skip = offset
+        after_series = None if after is None else after[:2]
         for country_name in sorted(countries) if country is None else [country]:
             indicators = countries.get(country_name, _NOTHING)
             for indicator_name in sorted(indicators) if indicator is None else [indicator]:
                 series = indicators.get(indicator_name)
                 if not series:
                     continue
-                # Whole series are counted, not read, until the page starts.
                 years = None if first is None and last is None else _years_in(series, first, last)
                 count = len(series) if years is None else len(years)
-                if total + count > offset and len(page) < limit:
-                    start = max(0, offset - total)
-                    for year in (sorted(series) if years is None else years)[start:start + limit - len(page)]:
-                        page.append(((country_name, indicator_name, year), series[year]))
                 total += count
+                if len(page) == limit or (after_series is not None and (country_name, indicator_name) < after_series):
+                    continue
+                start = 0
+                if (country_name, indicator_name) == after_series:
+                    years = sorted(series) if years is None else years
+                    start = bisect.bisect_right(years, after[2])
+                if skip >= count - start:
+                    skip -= count - start
+                    continue
+                start += skip
+                skip = 0
+                for year in (sorted(series) if years is None else years)[start:start + limit - len(page)]:
+                    page.append(((country_name, indicator_name, year), series[year]))
         return total, page
 
     def copy(self):
@@ -112,6 +135,10 @@ class MemoryStore(Store):
             if self._size or not self._bulk.is_idle() or self._initial_data_taken:
                 return None
             self._initial_data_taken = True
+            if len(records) > self._max_records:
+                log.warning("initial data of %d records is more than the store's maximum of %d "
+                            "(GROWTH_MAX_RECORDS): loaded whole; new records are refused until fewer are "
+                            "stored", len(records), self._max_records)
         else:
             self.check_bulk_room(len(records))
         return self._bulk.submit(records)
@@ -122,6 +149,8 @@ class MemoryStore(Store):
         pending = self._bulk.records_waiting()
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
+        if self._size + pending + records > self._max_records:
+            raise StoreFull(self._size + pending, self._max_records, records)
 
     def bulk_status(self):
         return self._bulk.status()

@@ -11,6 +11,7 @@ import time
 from scripts import benchmark
 
 from .data import DATA_3MB, DATA_500KB, DATA_LARGE, ROOT, make_data_files
+from .journal import journal_lines, journal_targets, measure_journal
 from .measure import (
     measure,
     measure_bulk,
@@ -21,6 +22,7 @@ from .measure import (
     measure_snapshots,
     repeated,
 )
+from .paging import measure_paging
 from .procfs import LOAD_CPU, PINNED, on_cpu
 from .report import (
     figure_lines,
@@ -54,11 +56,15 @@ def main():
     parser.add_argument("--flood-seconds", type=int, default=15)
     parser.add_argument("--bulk-loads", type=int, default=5)
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "bench-results")
+    parser.add_argument("--journal", action="store_true",
+                        help="measure only what the journal costs (scripts/benchmark/journal.py)")
     parser.add_argument("--update-docs", action="store_true",
                         help="write the tables and the targets into docs/performance.md between its bench markers")
     args = parser.parse_args()
     make_data_files()
     payload = DATA_3MB.read_bytes()
+    if args.journal:
+        return journal_only(payload, args)
     # 1000 connections (wrk's row, k6's soak) need as many descriptors in the servers, which inherit this.
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
 
@@ -88,6 +94,7 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         results["snapshots"] = measure_snapshots(payload, args.seconds, pathlib.Path(directory))
     results["rss_after_three_loads_bytes"] = measure_rss(payload)
+    results["paging"] = measure_paging(payload, args.runs, args.seconds)
     results["post_flood"] = repeated(lambda: measure_post_flood(DATA_500KB.read_bytes(), args.flood_seconds), args.runs)
     results["large_post"] = repeated(lambda: measure_large_post(DATA_LARGE.read_bytes(), args.seconds), args.runs)
 
@@ -103,6 +110,17 @@ def main():
         update_docs(lines, targets, f"Measured {results['date']} with `./scripts/bench --update-docs` on "
                                       f"{results['machine']}:")
         print("updated the figures in docs/performance.md")
+
+
+def journal_only(payload, args):
+    with tempfile.TemporaryDirectory() as directory:
+        results = measure_journal(payload, args.runs, args.seconds, pathlib.Path(directory))
+    lines, targets = journal_lines(results), journal_targets(results)
+    print("\n" + "\n".join(lines) + "\n\n" + "\n".join(targets))
+    if args.update_docs:
+        update_docs(lines, targets, f"Measured {time.strftime('%Y-%m-%d')} with `./scripts/bench --journal "
+                                    f"--update-docs` on {machine()}:", marker="journal bench")
+        print("updated the journal's figures in docs/performance.md")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import sys
 from growth_gevent.config import MIN_SNAPSHOT_INTERVAL
 
 from .data import ROOT
+from .paging import paging_line
 from .procfs import PINNED
 from .scenarios import (
     AB_ROW,
@@ -105,6 +106,7 @@ def figure_lines(results):
          f"({large['loads_applied']:.0f} loads a run, {large['load_ms_median']:.0f} ms each to complete): "
          f"p99 {ms(large['p99_us']):.2f} ms, max {ms(large['max_us']):.2f} ms, {large['rps']:.0f} req/s, "
          f"{large['errors']} errors; peak RSS {mib(large['rss_peak_bytes']):.1f} MiB"),
+        paging_line(results["paging"]),
     ]
 
 
@@ -252,10 +254,11 @@ def targets_table(results):
     return rows
 
 
-def update_docs(lines, targets, heading):
+def update_docs(lines, targets, heading, marker="bench"):
     page = ROOT / "docs" / "performance.md"
-    block = "\n".join(["<!-- bench -->", heading, "", "```text", *lines, "```", "", *targets, "<!-- /bench -->"])
-    text = re.sub(r"<!-- bench -->.*<!-- /bench -->", lambda _: block, page.read_text(), flags=re.DOTALL)
+    block = "\n".join([f"<!-- {marker} -->", heading, "", "```text", *lines, "```", "", *targets,
+                       f"<!-- /{marker} -->"])
+    text = re.sub(f"<!-- {marker} -->.*<!-- /{marker} -->", lambda _: block, page.read_text(), flags=re.DOTALL)
     page.write_text(text)
 
 

@@ -7,6 +7,7 @@
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import { Trend } from 'k6/metrics';
+import { JSON_HEADERS } from './lib/headers.js';
 
 const DOMAIN = __ENV.DOMAIN || 'http://127.0.0.1:8080';
 const FILE = __ENV.FILE || '../../data/growth-500kb.json';
@@ -45,7 +46,7 @@ export const options = {
 
 export default function () {
   const post = http.post(`${DOMAIN}/api/v1/growth`, PAYLOAD, {
-    headers: { 'Content-Type': 'application/json' },
+    headers: JSON_HEADERS,
     tags: { endpoint: 'post' },
   });
   const accepted = check(post, {

@@ -9,11 +9,12 @@
 // figures are taken without it.
 import http from 'k6/http';
 import { sleep } from 'k6';
+import { JSON_HEADERS } from './lib/headers.js';
 
 const DOMAIN = __ENV.DOMAIN || 'http://127.0.0.1:8080';
 const THINK_SECONDS = Number(__ENV.SLEEP || 1);
 const RECORD_URL = `${DOMAIN}/api/v1/growth/brz/ngdp_r/2002`;
-const PARAMS = { headers: { 'Content-Type': 'application/json' } };
+const PARAMS = { headers: JSON_HEADERS };
 
 export const options = {
   vus: 10,

@@ -6,12 +6,12 @@
 // SLEEP=0 turns the run into a throughput test with the same thresholds.
 import http from 'k6/http';
 import { check, sleep } from 'k6';
+import { JSON_HEADERS } from './lib/headers.js';
 
 const DOMAIN = __ENV.DOMAIN || 'http://127.0.0.1:8080';
 const THINK_SECONDS = Number(__ENV.SLEEP || 1);
 // Lower case, as the challenge's script sends it: country and indicator are case-insensitive.
 const RECORD_URL = `${DOMAIN}/api/v1/growth/brz/ngdp_r/2002`;
-const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
 export const options = {
   vus: 50,

@@ -9,6 +9,7 @@
 // first (ulimit -n 4096), or connections fail for lack of descriptors, not because of the service.
 import http from 'k6/http';
 import { check, sleep } from 'k6';
+import { JSON_HEADERS } from './lib/headers.js';
 
 const DOMAIN = __ENV.DOMAIN || 'http://127.0.0.1:8080';
 const RECORD_URL = `${DOMAIN}/api/v1/growth/brz/ngdp_r/2002`;
@@ -31,7 +32,7 @@ export const options = {
 // The record must exist before the first GET, or a fresh server would answer nothing but 404s.
 export function setup() {
   const res = http.put(RECORD_URL, JSON.stringify({ value: 183.26 }), {
-    headers: { 'Content-Type': 'application/json' },
+    headers: JSON_HEADERS,
   });
   check(res, { 'setup PUT is 200 or 201': (r) => r.status === 200 || r.status === 201 });
 }

@@ -48,6 +48,15 @@ def deployment(request):
 
 
 @pytest.fixture
+def server(request):
+    """A live server process, its environment the test's parameter (``indirect=True``) if it has one;
+    tests/live/test_server.py overrides it to run on each deployment."""
+    live = LiveServer(**getattr(request, "param", {})).start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture
 def servers():
     """``servers(**env)`` starts a live server process; every one started is stopped after the test."""
     started = []

@@ -5,7 +5,9 @@ import sys
 import threading
 import time
 
-from support import ROOT
+import pytest
+
+from support import ROOT, two_workers_on_redis
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from generate_data import generate  # noqa: E402
@@ -80,3 +82,38 @@ def test_a_post_flood_is_bounded_refused_with_retry_after_and_reads_go_on(server
     print(f"\n{len(answers)} posts: {statuses.count(202)} accepted, {len(refused)} refused (503); {len(reads)} reads, "
           f"slowest {max(seconds for _, seconds in reads) * 1000:.1f} ms; peak RSS {peak:.1f} MB")
     assert peak < FLOOD_PEAK_RSS_MB
+
+
+@pytest.fixture(params=["memory", "redis, 2 workers"])
+def capped_server(request, servers):
+    """A live server holding at most CAP_RECORDS records, on each store."""
+    env = {} if request.param == "memory" else two_workers_on_redis(request)
+    return servers(GROWTH_MAX_RECORDS=str(CAP_RECORDS), **env)
+
+
+CAP_RECORDS = 10
+
+
+def test_past_the_record_cap_new_keys_are_507_replacing_works_and_a_bulk_load_queues_nothing(capped_server):
+    server = capped_server
+    records = generate(CAP_RECORDS + 5, seed=7)
+    status, _ = server.request_json("POST", "/api/v1/growth", records[:CAP_RECORDS - 1])
+    assert status == 202
+    server.wait_until_complete()
+    first, last = records[0], records[CAP_RECORDS - 1]
+
+    def put(record, value):
+        return server.request_json("PUT", f"/api/v1/growth/{record['Country']}/{record['Indicator']}/{record['Year']}",
+                                   {"value": value})
+
+    assert put(last, 1.5)[0] == 201  # the last record there is room for
+    status, document = put(records[CAP_RECORDS], 1.5)
+    assert status == 507
+    assert document["msg"].startswith(f"the store is full: it holds at most {CAP_RECORDS} records")
+    assert put(first, 2.5) == (200, {**first, "Value": 2.5})
+    status, document = server.request_json("POST", "/api/v1/growth", records[CAP_RECORDS:])
+    assert status == 507
+    assert server.request_json("GET", "/api/v1/growth/post/status")[1]["jobs accepted"] == 1
+    assert server.request_json("GET", "/api/v1/growth/size")[1] == {"size": CAP_RECORDS}
+    server.request_json("DELETE", f"/api/v1/growth/{first['Country']}/{first['Indicator']}/{first['Year']}")
+    assert put(records[CAP_RECORDS], 1.5)[0] == 201

@@ -21,9 +21,12 @@ SMOKE_RUN = ["--users", "3", "--spawn-rate", "3", "--run-time", "3s"]
 REQUEST_KINDS = {("GET", "/ping"), ("GET", RECORD_PATH), ("PUT", RECORD_PATH), ("POST", "/api/v1/growth"),
                  ("GET", "/api/v1/growth/post/status"), ("BULK", "load applied")}
 RUN_TIMEOUT_SECONDS = 60
+# The smoke run is against a server that requires a token for writes, which the locustfile reads from
+# GROWTH_API_TOKEN: without it every write would be a 401, a failure.
+TOKEN = "locust-smoke-token-0123456789"
 
 
-def locust_run(host, directory, arguments):
+def locust_run(host, directory, arguments, **env):
     """Locust headless against ``host``, without think time, BulkPostUser posting data/sample.json: its run and
     its final stats."""
     assert LOCUST.exists(), f"{LOCUST} is missing: pip install -r requirements-dev.txt installs Locust"
@@ -31,14 +34,14 @@ def locust_run(host, directory, arguments):
     run = subprocess.run(
         [str(LOCUST), "--locustfile", str(LOCUSTFILE), "--host", host, "--headless", "--only-summary",
          "--json-file", str(stats), *arguments],
-        check=False, cwd=directory, env={**os.environ, "FILE": str(SAMPLE), "SLEEP": "0"}, capture_output=True, text=True,
+        check=False, cwd=directory, env={**os.environ, "FILE": str(SAMPLE), "SLEEP": "0", **env}, capture_output=True, text=True,
         timeout=RUN_TIMEOUT_SECONDS)
     return run, json.loads(stats.with_suffix(".json").read_text())
 
 
 def test_locustfile_makes_every_kind_of_request_and_none_fails(servers, tmp_path):
-    server = servers()
-    run, stats = locust_run(f"http://127.0.0.1:{server.port}", tmp_path, SMOKE_RUN)
+    server = servers(GROWTH_API_TOKENS=TOKEN)
+    run, stats = locust_run(f"http://127.0.0.1:{server.port}", tmp_path, SMOKE_RUN, GROWTH_API_TOKEN=TOKEN)
     assert run.returncode == 0, run.stderr
     counts = {(entry["method"], entry["name"]): (entry["num_requests"], entry["num_failures"]) for entry in stats}
     assert set(counts) == REQUEST_KINDS, counts

@@ -108,6 +108,19 @@ def test_a_redis_flushed_is_noticed_too(started, caplog):
     assert "Redis lost its data: it was flushed, or its keys deleted" in caplog.text
 
 
+def test_without_info_a_loss_is_noticed_all_the_same(started, caplog):
+    server = started("--rename-command", "INFO", "")
+    store = open_store(server)
+    try:
+        store.ping()
+        server.stop()
+        server.start()
+        wait_for(lambda: losses_seen(store, 1), WATCH_SECONDS)
+    finally:
+        store.close()
+    assert "Redis lost its data: it restarted without it, or was flushed" in caplog.text
+
+
 def test_a_redis_that_persists_its_writes_comes_back_with_them_and_no_loss_is_said(started, caplog):
     caplog.set_level(logging.INFO, logger="growth_gevent")
     server = started("--appendonly", "yes", "--appendfsync", "always")

@@ -4,6 +4,7 @@ names these tests share with those in process come from tests/test_upload.py."""
 # ruff: noqa: F405 (names from tests/test_upload.py)
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from tests.test_upload import *  # noqa: F403
 
 from live import LiveServer
 from support import ROOT, SAMPLE
+
+TOKEN = "upload-token-0123456789abcdef"
 
 
 def test_a_load_is_applied_before_the_upload_reports_it(server, tmp_path):
@@ -79,6 +82,22 @@ def test_a_file_over_the_body_limit_is_the_servers_413_message(server, tmp_path)
     assert size_of(server) == 0
 
 
+@pytest.mark.parametrize("server", [{"GROWTH_API_TOKENS": TOKEN}], indirect=True)
+def test_the_token_comes_from_the_environment(server):
+    result = run_upload(SAMPLE, url_of(server), GROWTH_API_TOKEN=TOKEN)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("loaded 9 records ")
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_API_TOKENS": TOKEN}], indirect=True)
+@pytest.mark.parametrize("token, message", [("", "this write needs a token"),
+                                            ("not-the-token-at-all", "the bearer token is not valid")])
+def test_a_missing_or_wrong_token_is_the_servers_401_message(server, token, message):
+    result = run_upload(SAMPLE, url_of(server), GROWTH_API_TOKEN=token)
+    assert_refused_by_the_server(result, "401", message)
+    assert size_of(server) == 0
+
+
 def test_an_unreachable_service_is_a_clear_message():
     url = f"http://127.0.0.1:{closed_port()}"
 
@@ -116,9 +135,10 @@ def server(request, deployment):
     live.stop()
 
 
-def run_upload(path, url):
+def run_upload(path, url, **env):
     return subprocess.run([sys.executable, "-m", "growth_gevent", "load", str(path), "--url", url],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, **env},
+                          check=False)
 
 
 def url_of(server):

@@ -88,8 +88,12 @@ class DurabilityWatch:
             marker = self._call("GET", DATA_MARKER)
         if self._marker is not None and marker != self._marker:
             self.losses += 1
-            how = (f"restarted (run id {self._run_id} -> {run_id}) without it" if run_id != self._run_id
-                   else "was flushed, or its keys deleted")
+            if None in (run_id, self._run_id):  # INFO refused: a restart and a flush look alike
+                how = "restarted without it, or was flushed"
+            elif run_id != self._run_id:
+                how = f"restarted (run id {self._run_id} -> {run_id}) without it"
+            else:
+                how = "was flushed, or its keys deleted"
             log.error("Redis lost its data: it %s; every record written before is gone (with GROWTH_PRELOAD, "
                       "the preload is loaded again). Make Redis persist writes: see README, Durability", how)
         elif self._run_id is not None and run_id != self._run_id:

@@ -1,0 +1,177 @@
+"""The in-memory store with a journal: a write is acknowledged once its record is in the log."""
+
+import collections
+
+from ..journal import (
+    Journal,
+    JournalFailed,
+    applied_record,
+    bulk_record,
+    delete_record,
+    put_record,
+    segment_numbers,
+    segment_record,
+)
+from ..replay import QueuedJob, replay
+from .base import WritesRefused
+from .memory import MemoryStore
+
+
+class JournaledStore(MemoryStore):
+    """A :class:`MemoryStore` whose writes are logged (:mod:`growth_gevent.journal`) before they return.
+
+    What keeps the memory store lock-free stays true: a write is applied and its record appended in
+    one step that does not yield; only then, outside that step, does the write wait for its batch to
+    be written (and fsynced, by the policy). Reads do not wait, and may see a write not yet durable.
+
+    A bulk job is logged as it is accepted and queued for the applier once its record is written, so
+    that a job whose record failed was never started; each chunk applied appends a marker (``applied
+    through``), which waits for nothing: the file's order puts it after every write before it.
+
+    When a batch cannot be written its writes are undone, newest first, and writes are refused until a
+    snapshot succeeds (the snapshot starts a new segment, and holds the state as it is then).
+    """
+
+    def __init__(self, snapshot_path, fsync, **options):
+        super().__init__(**options)
+        self.journal = Journal(snapshot_path, fsync, self._queue_written_jobs, self._undo)
+        self._next_job = 1
+        self._queued = collections.deque()  # QueuedJob of each job given to the applier, in its order
+        self._accepted = collections.deque()  # (QueuedJob, Batch) logged, waiting for their batch
+        self._reserved = 0  # records of the jobs accepted, in the queue's room
+        self._snapshot_segment = None  # that the snapshot being written begins with
+        self._covered = None  # the segment that the last snapshot written begins with
+        self.on_journal_failure = None  # called after a failure (the snapshotter tries again soon)
+
+    def recover(self, first_segment):
+        """Replay the log after the snapshot loaded (that begins with ``first_segment``), queue the bulk
+        jobs it left unapplied, and begin a new segment. Blocking: before serving."""
+        recovered = replay(self.journal.snapshot_path, first_segment, self)
+        self._next_job = recovered.next_job
+        for job in recovered.queued:
+            self._queue(job)
+        number = max([first_segment - 1, 0, *segment_numbers(self.journal.snapshot_path)]) + 1
+        self.journal.start(number, self._header(number))
+        if not recovered.segments:
+            self._covered = number  # the snapshot loaded holds everything
+        return recovered
+
+    def put(self, key, value):
+        previous = self.get(key)
+        created = super().put(key, value)
+        self._wait(self.journal.append(put_record(key, value), (key, previous)))
+        return created
+
+    def delete(self, key):
+        previous = self.get(key)
+        if not super().delete(key):
+            return False
+        self._wait(self.journal.append(delete_record(key), (key, previous)))
+        return True
+
+    def submit_bulk(self, records, initial=False):
+        if initial:  # the snapshot's records, or GROWTH_PRELOAD: read again at every start, never logged
+            number = super().submit_bulk(records, initial=True)
+            if number is not None:
+                self._queued.append(QueuedJob(None, 0, records))
+            return number
+        self.check_bulk_room(len(records))
+        job = QueuedJob(self._next_job, 0, records)
+        self._next_job += 1
+        batch = self.journal.append(bulk_record(job.job, 0, records), job)
+        if batch is not None:
+            self._accepted.append((job, batch))
+            self._reserved += len(records)
+        self._wait(batch)
+        return job.number
+
+    def check_bulk_room(self, records):
+        super().check_bulk_room(records + self._reserved)
+
+    def start_snapshot(self):
+        """A copy of the store, and a new segment begun in the same step: ``(copy, segment, batch)``;
+        the copy holds what the segments before that one did, once ``batch`` is written."""
+        countries = self.copy()
+        self._snapshot_segment, batch = self.journal.rotate(self._header)
+        return countries, self._snapshot_segment, batch
+
+    def needs_snapshot(self):
+        """Segments of the log are left from before this process: a snapshot would make them needless."""
+        return self._covered is None
+
+    def snapshot_succeeded(self, at):
+        super().snapshot_succeeded(at)
+        if self._snapshot_segment is not None:
+            self._covered, self._snapshot_segment = self._snapshot_segment, None
+
+    def close(self):
+        super().close()
+        # A graceful stop leaves an empty log: the last snapshot holds everything, nothing is queued.
+        self.journal.close(remove=self._covered == self.journal.number and self.journal.segment_records == 1
+                           and not self._queued and not self._accepted)
+
+    def restore(self, key, value):
+        """Set ``key`` to ``value``, or remove it (None), as replay and undo do: not logged, not refused."""
+        if value is None:
+            self._remove(key)
+        else:
+            MemoryStore._apply_chunk(self, [(key, value)])
+
+    def apply_records(self, records):
+        MemoryStore._apply_chunk(self, records)
+
+    def _apply_chunk(self, chunk):
+        super()._apply_chunk(chunk)
+        job = self._queued[0]
+        job.applied += len(chunk)
+        if job.job is not None:
+            self.journal.append(applied_record(job.job, job.applied), chunk)
+        if job.applied == job.offset + len(job.records):
+            self._queued.popleft()
+
+    def _header(self, number):
+        jobs = [(job.job, job.applied, job.remainder()) for job in self._queued if job.job is not None]
+        jobs += [(job.job, 0, job.records) for job, _ in self._accepted]
+        return segment_record(number, self._next_job, jobs)
+
+    def _queue(self, job):
+        job.number = self._bulk.submit(job.remainder())
+        self._queued.append(job)
+
+    def _queue_written_jobs(self):
+        """Give the applier the accepted jobs whose records are written, in the order accepted."""
+        while self._accepted and self._accepted[0][1].written():
+            job, _ = self._accepted.popleft()
+            self._reserved -= len(job.records)
+            self._queue(job)
+
+    def _wait(self, batch):
+        try:
+            if batch is None:
+                raise JournalFailed(self.journal.failure)
+            batch.wait()
+        except JournalFailed as error:
+            raise WritesRefused(f"the write was not acknowledged: the journal could not be written: {error}") from None
+
+    def _undo(self, error, entries):
+        """Undo the writes of a failed batch and of those after it, newest first, and refuse writes.
+
+        A chunk applied among them stays applied (its job's record was written before it was queued)
+        and its marker is lost: replay applies it after everything written, where it is here once the
+        writes after it are undone. So a write undone restores the value before it only if no chunk
+        after it set the key; if one did, that chunk's value is the one to keep."""
+        self._refusal = f"writes are refused until a snapshot succeeds: the journal could not be written: {error}"
+        set_by_chunks = set()
+        for entry in reversed(entries):
+            if type(entry) is tuple:
+                key, previous = entry
+                if key not in set_by_chunks:
+                    self.restore(key, previous)
+            elif type(entry) is QueuedJob:
+                self._accepted.pop()
+                self._reserved -= len(entry.records)
+            elif entry is not None:
+                set_by_chunks.update(key for key, _ in entry)
+        self.changes += 1
+        if self.on_journal_failure is not None:
+            self.on_journal_failure()
