@@ -96,51 +96,43 @@ def test_records_pages_in_key_order_and_counts_all_matches(store):
     assert store.records(first=3, last=3) == (1, [(("B", "X", 3), 3)])
 
 
-@pytest.fixture
-def paged(store_kind, request):
-    """A store of each kind, for the contract's cursor paging (``after``)."""
-    store = make_store(store_kind, request)
-    yield store
-    store.close()
+def test_a_page_after_a_key_starts_strictly_after_it_and_counts_all_matches(store):
+    load_four(store)
+    everything = store.records()[1]
+    assert store.records(after=("A", "Y", 2)) == (4, everything[1:])
+    assert store.records(after=("B", "X", 1), limit=5) == (4, everything[3:])
+    assert store.records(after=("B", "X", 3)) == (4, [])
+    assert store.records(after=("B", "W", 5), limit=1) == (4, [(("B", "X", 1), 1)])
+    assert store.records(after=("B", "W", 5), offset=1) == (4, [(("B", "X", 3), 3)])
 
 
-def test_a_page_after_a_key_starts_strictly_after_it_and_counts_all_matches(paged):
-    load_four(paged)
-    everything = paged.records()[1]
-    assert paged.records(after=("A", "Y", 2)) == (4, everything[1:])
-    assert paged.records(after=("B", "X", 1), limit=5) == (4, everything[3:])
-    assert paged.records(after=("B", "X", 3)) == (4, [])
-    assert paged.records(after=("B", "W", 5), limit=1) == (4, [(("B", "X", 1), 1)])
-    assert paged.records(after=("B", "W", 5), offset=1) == (4, [(("B", "X", 3), 3)])
+def test_the_key_after_which_a_page_starts_need_not_be_stored(store):
+    load_four(store)
+    assert store.records(after=("B", "X", 2)) == (4, [(("B", "X", 3), 3)])
+    assert store.records(after=("B", "", 10 ** 30)) == (4, [(("B", "W", 5), 5), (("B", "X", 1), 1), (("B", "X", 3), 3)])
+    assert store.records(after=("A", "Z", -(10 ** 30))) == (4, store.records()[1][1:])
+    assert store.records(after=("", "", 0)) == store.records()
+    assert store.records(after=("C", "", 0)) == (4, [])
 
 
-def test_the_key_after_which_a_page_starts_need_not_be_stored(paged):
-    load_four(paged)
-    assert paged.records(after=("B", "X", 2)) == (4, [(("B", "X", 3), 3)])
-    assert paged.records(after=("B", "", 10 ** 30)) == (4, [(("B", "W", 5), 5), (("B", "X", 1), 1), (("B", "X", 3), 3)])
-    assert paged.records(after=("A", "Z", -(10 ** 30))) == (4, paged.records()[1][1:])
-    assert paged.records(after=("", "", 0)) == paged.records()
-    assert paged.records(after=("C", "", 0)) == (4, [])
+def test_a_page_after_a_key_keeps_the_filters(store):
+    load_four(store)
+    assert store.records(country="B", after=("B", "W", 5)) == (3, [(("B", "X", 1), 1), (("B", "X", 3), 3)])
+    assert store.records(indicator="X", after=("B", "X", 1)) == (2, [(("B", "X", 3), 3)])
+    assert store.records(first=2, after=("A", "Y", 2)) == (3, [(("B", "W", 5), 5), (("B", "X", 3), 3)])
+    assert store.records(first=1, last=1, after=("A", "Y", 2)) == (1, [(("B", "X", 1), 1)])
 
 
-def test_a_page_after_a_key_keeps_the_filters(paged):
-    load_four(paged)
-    assert paged.records(country="B", after=("B", "W", 5)) == (3, [(("B", "X", 1), 1), (("B", "X", 3), 3)])
-    assert paged.records(indicator="X", after=("B", "X", 1)) == (2, [(("B", "X", 3), 3)])
-    assert paged.records(first=2, after=("A", "Y", 2)) == (3, [(("B", "W", 5), 5), (("B", "X", 3), 3)])
-    assert paged.records(first=1, last=1, after=("A", "Y", 2)) == (1, [(("B", "X", 1), 1)])
-
-
-def test_following_pages_by_their_last_key_visits_every_record_once_in_order(paged):
+def test_following_pages_by_their_last_key_visits_every_record_once_in_order(store):
     years = [10 ** 30, -(10 ** 30), -10, -9, 0, 9, 10, 2002]
     for name in ("É", "A", "Z", "AB"):
         for year in years:
-            paged.put((name, name.lower(), year), year % 7)
-    expected = paged.records(limit=100)[1]
+            store.put((name, name.lower(), year), year % 7)
+    expected = store.records(limit=100)[1]
     assert len(expected) == 32
     seen, after = [], None
     while True:
-        total, page = paged.records(limit=3, after=after)
+        total, page = store.records(limit=3, after=after)
         assert total == 32
         if not page:
             break

@@ -90,7 +90,7 @@ class MemoryStore(Store):
         countries = self._countries
         total = 0
         page = []
-        # Paging order, which stores/lua/records.lua keeps too: country, indicator (code point order, the
+        # Paging order, which stores/redis/lua/records.lua keeps too: country, indicator (code point order, the
         # same as Redis's byte order of their UTF-8), then year as a number. ``skip`` counts the records
         # still to pass over, from ``after`` when given: series before it are counted, not read.
         skip = offset
@@ -129,7 +129,7 @@ class MemoryStore(Store):
                 for country, indicators in self._countries.items()}
 
     def submit_bulk(self, records, initial=False):
-        # The initial-data rule and the queue bound (Store.submit_bulk), which stores/lua/enqueue.lua
+        # The initial-data rule and the queue bound (Store.submit_bulk), which stores/redis/lua/enqueue.lua
         # decides in the same way for the Redis store.
         if initial:
             if self._size or not self._bulk.is_idle() or self._initial_data_taken:
@@ -200,7 +200,7 @@ class MemoryStore(Store):
 
 
 def _years_in(series, first, last):
-    # The single-year shortcut, which stores/lua/records.lua takes too: one lookup, not a scan.
+    # The single-year shortcut, which stores/redis/lua/records.lua takes too: one lookup, not a scan.
     if first is not None and first == last:
         return [first] if first in series else []
     return sorted(year for year in series

@@ -323,21 +323,6 @@ def shared_capped(redis_server):
     second.close()
 
 
-def test_at_the_cap_a_new_key_is_refused_a_stored_one_replaced_and_a_delete_makes_room(shared_capped):
-    first, second = shared_capped
-    for year in range(CAP):
-        first.put(("A", "B", year), year)
-    with pytest.raises(StoreFull) as refused:
-        second.put(("C", "D", 1), 1)
-    assert str(refused.value) == ("the store is full: it holds at most 10 records, 10 are stored or waiting to be "
-                                  "applied and this write adds up to 1")
-    assert second.get(("C", "D", 1)) is None and second.records(country="C") == (0, [])
-    assert second.put(("A", "B", 0), 9.5) is False and first.get(("A", "B", 0)) == 9.5
-    assert second.delete(("A", "B", 1)) is True
-    assert second.put(("C", "D", 1), 1) is True
-    assert first.size() == CAP
-
-
 def test_a_bulk_job_that_could_pass_the_cap_with_what_other_workers_queued_is_refused(redis_server):
     redis_server.flush()
     queue_and_die(redis_server, series_records("A", 4))  # waiting, queued by a worker that died

@@ -6,9 +6,10 @@ import socket
 import time
 
 import pytest
-from live import LiveServer, closed_by_peer, read_response, wait_for
 
 from scripts.generate_data import generate
+
+from live import LiveServer, closed_by_peer, read_response, wait_for
 
 CONCURRENT_CONNECTIONS = 1000
 
