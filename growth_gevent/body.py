@@ -17,7 +17,7 @@ from .responses import RETRY_AFTER_SECONDS
 
 _READ_BLOCK = 64 * 1024
 # How long a bulk POST waits for its process's one parse slot before a 503: a few parses of the
-# largest body (an 8 MiB one takes ~0.3 s to parse and validate).
+# largest body (what one takes: docs/performance.md).
 PARSE_WAIT_SECONDS = 2.0
 # JSON separators (`,` `:` `{` `[`) that one bulk record may bring: its four fields need 9, the rest
 # is room for extra fields and separators inside names. Every JSON value but the first follows one of
@@ -54,9 +54,9 @@ def _float(literal):
 
 
 # The standard library's C decoder is strict where ujson is not (`01`, `1.`, `-`, raw control
-# characters in strings) and as fast on bulk bodies; it shares repeated keys, so a parse takes ~25 %
-# less memory. Like ujson it reads NaN and Infinity, which the record checks refuse as values (422).
-# Hooks cost a call per object or float in Python (+29 % and +22 % on the 3 MB body), so each decoder
+# characters in strings) and as fast on bulk bodies; it shares repeated keys, so a parse takes less
+# memory. Like ujson it reads NaN and Infinity, which the record checks refuse as values (422).
+# Hooks cost a call per object or float in Python (docs/performance.md), so each decoder
 # has only those it needs: keys are checked only where a cheap count cannot vouch for them, floats only
 # in a body with a negative exponent, the one way to write a number that underflows.
 _DECODERS = {(unique, tiny): json.JSONDecoder(object_pairs_hook=_unique_keys if unique else None,
@@ -156,7 +156,7 @@ class BulkParser:
             records, separators = csv_format.rows_at_most(body)
             holds, separators_kind = "lines after its header", "CSV separators (commas and line breaks)"
         else:
-            # Each record is an object, and every value follows a separator: ~1 ms per MB, at C speed.
+            # Each record is an object, and every value follows a separator: counted at C speed.
             records = body.count(b"{")
             separators = records + body.count(b",") + body.count(b":") + body.count(b"[")
             holds, separators_kind = "JSON objects", "JSON separators"
@@ -254,8 +254,8 @@ def _decode_utf8(body):
 def gc_paused():
     """No garbage collection inside: for CPU-bound work that makes many objects and never yields.
 
-    Parsing and validating a 3 MB body makes ~300,000 objects; collecting while they are made slows
-    that down by ~20%. Brief yields inside are fine (other greenlets then run a request or two without
+    Parsing and validating a bulk body makes ~10 objects a record; collecting while they are made slows
+    it down (docs/performance.md). Brief yields inside are fine (other greenlets run a request or two without
     a collector); never hold it across waiting for I/O, which can last any time.
     """
     gc.disable()

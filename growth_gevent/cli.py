@@ -155,7 +155,7 @@ def open_store(config: Config) -> Store:
     if config.store_url is None:
         return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records,
                            max_records=config.max_records)
-    from .stores.redis import RedisStore  # here: importing redis-py costs 6 MiB the default does not need
+    from .stores.redis import RedisStore  # here: importing redis-py costs memory the default does not need
     store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
                        queue_records=config.bulk_queue_records, max_records=config.max_records,

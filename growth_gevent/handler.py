@@ -171,7 +171,7 @@ class GrowthHandler(WSGIHandler):
             self._refuse()
             return
         # Without it a response sent in two writes (a chunked one) would wait for the client's
-        # delayed ACK of the first: ~40 ms per keep-alive request.
+        # delayed ACK of the first (docs/performance.md, History).
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         self.last_received = time.monotonic()
@@ -390,6 +390,6 @@ class GrowthHandler(WSGIHandler):
 
 def _new_request_id():
     # 128 random bits as 32 hex digits, as a UUID4's; from random, not os.urandom: an id needs to be
-    # unique, not secret, and this costs 1 µs a request against 9 for uuid.uuid4().hex (forked workers
+    # unique, not secret, and this costs a fraction of uuid.uuid4().hex (docs/performance.md; forked workers
     # get their own: random reseeds in a child after fork).
     return f"{random.getrandbits(128):032x}"

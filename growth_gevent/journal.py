@@ -72,8 +72,8 @@ def delete_record(key):
 
 
 def _with_records(head, records):
-    # The records as they are, in one C call: marshal writes 42,450 records in 5 ms, ujson in 20-27 ms, which
-    # a bulk POST's 202 would wait for.
+    # The records as they are, in one C call: marshal writes them several times faster than ujson
+    # (docs/performance.md), and a bulk POST's 202 waits for it.
     return frame(_dumps(head) + b"\n" + marshal.dumps(records))
 
 

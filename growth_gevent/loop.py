@@ -3,8 +3,8 @@
 import gevent
 
 # Any positive sleep lets the event loop poll its sockets before the sleeper runs again; sleep(0) only
-# runs greenlets that are runnable already: a client waiting on a socket then waited for the whole of a
-# 300 ms run of work that slept(0) every 10 ms, and 0.5 ms with a positive sleep.
+# runs greenlets that are runnable already: a client waiting on a socket then waited for the whole run
+# of work, however often it slept(0) (docs/performance.md; tests/test_applier.py shows it).
 _LOOP_TURN_SECONDS = 1e-6
 
 

@@ -101,11 +101,11 @@ def parse_records(payload: object, pause: Callable[[], object] | None = None) ->
     an event loop can let other work run during a long validation.
 
     All-or-nothing: the first invalid record raises :class:`InvalidRecord` naming its index and field.
-    This loop runs 42,450 times for the 3 MB file, so the valid case is checked inline, names are
+    This loop runs once per record of a bulk load, so the valid case is checked inline, names are
     upper-cased once per distinct spelling, and the field-by-field diagnosis runs only on failure.
 
     What is kept must not point into the parser's objects: a kept year or value made by ujson would
-    pin the memory of the ~300,000 objects around it (~20 MB of RSS per load). So years are shared
+    pin the memory of every object around it (docs/performance.md, History). So years are shared
     per distinct year and values are copied (``value * 1`` makes a new number of the same type).
     """
     if type(payload) is not list:

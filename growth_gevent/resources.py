@@ -128,7 +128,7 @@ def _wants_csv(req, params):
         if chosen not in FORMATS:
             raise falcon.HTTPBadRequest(description="format must be csv or json")
         return FORMATS[chosen] == csv_format.MEDIA_TYPE
-    # Parsing Accept costs ~10 µs: only one that names a text type can prefer CSV.
+    # Parsing Accept costs more than the hot GET can spare: only one that names a text type can prefer CSV.
     return "text/" in req.accept and req.client_prefers(REPRESENTATIONS) == csv_format.MEDIA_TYPE
 
 
@@ -170,7 +170,7 @@ class RecordCollection:
         country, indicator = params.get("country"), params.get("indicator")
         # One record more than the page tells whether there is a next one.
         total, page = self._store.records(country and country.upper(), indicator and indicator.upper(),
-                                          first, last, offset, limit + 1, **({} if after is None else {"after": after}))
+                                          first, last, offset, limit + 1, after)
         resp.vary = ("Accept",)
         next_page = None
         if len(page) > limit:

@@ -64,7 +64,7 @@ class _File:
         self.data = data
         self.media_type = media_type
         self.etag = hashlib.sha256(data).hexdigest()[:20]
-        # Compressed once, when the file is first asked for (~30 ms for the script).
+        # Compressed once, when the file is first asked for (docs/performance.md).
         self.gzipped = gzip.compress(data, mtime=0) if len(data) >= GZIP_AT_LEAST_BYTES else None
 
     def send(self, req: falcon.Request, resp: falcon.Response, cache_control: str) -> None:

@@ -9,6 +9,7 @@ them to finish their graceful shutdown. It also owns the folder where the worker
 
 import logging
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -119,6 +120,9 @@ class Supervisor:
         except BaseException:
             log.exception("worker %d failed", index)
         finally:
+            if self._metrics_dir is not None and os.getppid() != self._pid:
+                # The supervisor was killed and cannot remove the metrics folder: its orphans do.
+                shutil.rmtree(self._metrics_dir, ignore_errors=True)
             logging.shutdown()
             os._exit(code)  # never return into the supervisor's loop
 

@@ -17,11 +17,9 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from generate_data import generate
-from live import LiveServer
+from growth_gevent.testing import LiveServer  # noqa: E402 (after the path it is found on)
+from scripts.generate_data import generate  # noqa: E402
 
 BLOCK_RECORDS = 42450
 MiB = 1024 * 1024

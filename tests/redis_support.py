@@ -8,9 +8,8 @@ import sys
 import gevent
 
 from growth_gevent.stores.base import StoreUnavailable
+from growth_gevent.testing import open_redis_store, wait_for
 
-from polling import wait_for
-from redis_server import open_redis_store
 from support import ROOT
 
 KEY = ("BRZ", "NGDP_R", 2002)

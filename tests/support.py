@@ -8,8 +8,7 @@ from growth_gevent.cli import open_store
 from growth_gevent.config import Config
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
-
-from redis_server import open_redis_store
+from growth_gevent.testing import open_redis_store
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"

@@ -375,16 +375,6 @@ class TestList:
         assert loaded.get(f"/api/v1/growth?{query}", status=400).json == {"msg": message}
 
 
-@pytest.fixture
-def paged_client(store_kind, request):
-    """A client on a store of ``store_kind`` holding SERIES, for cursor paging."""
-    store = make_store(store_kind, request)
-    client = webtest.TestApp(create_app(store, Config()))
-    load(client, store, SERIES)
-    yield client
-    store.close()
-
-
 def follow(client, url):
     """Every page from ``url`` on, following "next" until it is null."""
     pages = []
@@ -395,22 +385,22 @@ def follow(client, url):
 
 
 class TestCursorPaging:
-    def test_following_next_visits_every_record_once_in_order(self, paged_client):
-        everything = paged_client.get("/api/v1/growth").json["items"]
-        pages = follow(paged_client, "/api/v1/growth?limit=2")
+    def test_following_next_visits_every_record_once_in_order(self, loaded):
+        everything = loaded.get("/api/v1/growth").json["items"]
+        pages = follow(loaded, "/api/v1/growth?limit=2")
         assert [len(page["items"]) for page in pages] == [2, 2, 2]
         assert [item for page in pages for item in page["items"]] == everything
         assert {(page["total"], page["limit"], page["offset"]) for page in pages} == {(6, 2, 0)}
 
-    def test_next_keeps_the_filters_and_the_limit(self, paged_client):
-        pages = follow(paged_client, "/api/v1/growth?country=brz&from=2002&limit=1")
+    def test_next_keeps_the_filters_and_the_limit(self, loaded):
+        pages = follow(loaded, "/api/v1/growth?country=brz&from=2002&limit=1")
         assert [(item["Indicator"], item["Year"]) for page in pages for item in page["items"]] == [
             ("NGDP_R", 2002), ("NGDP_R", 2010), ("PCPI", 2002)]
         assert pages[0]["next"].startswith("/api/v1/growth?country=brz&from=2002&limit=1&cursor=")
 
-    def test_a_cursor_with_offset_0_is_fine(self, paged_client):
-        first = paged_client.get("/api/v1/growth?limit=5").json
-        assert paged_client.get(first["next"] + "&offset=0").json["items"] == [
+    def test_a_cursor_with_offset_0_is_fine(self, loaded):
+        first = loaded.get("/api/v1/growth?limit=5").json
+        assert loaded.get(first["next"] + "&offset=0").json["items"] == [
             {"Country": "ZWE", "Indicator": "LP", "Value": 6.0, "Year": 1999}]
 
     @pytest.mark.parametrize("query", ["", "limit=6", "limit=1000", "country=ZWE", "offset=5", "country=NOPE"])

@@ -12,8 +12,8 @@ from growth_gevent.body import BulkParser
 from growth_gevent.config import Config
 from growth_gevent.csv_format import InvalidCSV, parse_records, rows_at_most, write
 from growth_gevent.records import InvalidRecord
+from growth_gevent.testing import LiveServer
 
-from live import LiveServer
 from support import load, memory_store
 
 HEADER = "Country,Indicator,Value,Year\r\n"

@@ -3,8 +3,9 @@ test_docs does the same for its settings)."""
 
 import re
 
-from support import ROOT
 from growth_gevent.config import SETTINGS
+
+from support import ROOT
 
 README = (ROOT / "README.md").read_text()
 CONFIGURATION = re.search(r"^## Configuration\n(.*?)^## ", README, re.S | re.M).group(1)

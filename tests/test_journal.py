@@ -21,8 +21,8 @@ from growth_gevent.snapshot import (
     write_snapshot,
 )
 from growth_gevent.stores.base import WritesRefused
+from growth_gevent.testing import wait_for
 
-from polling import wait_for
 from recovering import KEY, crashed, opened, records_of
 
 

@@ -1,9 +1,17 @@
 import pytest
-
 from gevent.pywsgi import MAX_REQUEST_LINE
 
-from growth_gevent.records import (MAX_NAME_URL_BYTES, YEAR_URL_BYTES, InvalidRecord, as_record, check_name,
-                                   is_finite_number, make_key, parse_records, parse_value_update)
+from growth_gevent.records import (
+    MAX_NAME_URL_BYTES,
+    YEAR_URL_BYTES,
+    InvalidRecord,
+    as_record,
+    check_name,
+    is_finite_number,
+    make_key,
+    parse_records,
+    parse_value_update,
+)
 
 
 @pytest.mark.parametrize("value, finite", [

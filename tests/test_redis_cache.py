@@ -10,10 +10,9 @@ import pytest
 
 from growth_gevent.stores.redis import cache as cache_module
 from growth_gevent.stores.redis.cache import INVALIDATIONS, ReadCache
+from growth_gevent.testing import open_redis_store, wait_for
 
 from fake_redis import Error, FakeRedis
-from polling import wait_for
-from redis_server import open_redis_store
 from redis_support import (
     KEY,
     TIMEOUT,

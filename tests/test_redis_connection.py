@@ -4,8 +4,8 @@
 import pytest
 
 from growth_gevent.stores.base import StoreUnavailable
+from growth_gevent.testing import RedisServer
 
-from redis_server import RedisServer
 from redis_support import (
     KEY,
     open_store,

@@ -9,9 +9,9 @@ import pytest
 import redis
 
 from growth_gevent.stores.redis.shared_connection import SharedConnection
+from growth_gevent.testing import wait_for
 
 from fake_redis import Error
-from polling import wait_for
 from redis_support import TIMEOUT, in_greenlets
 
 LOST = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)

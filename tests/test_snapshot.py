@@ -8,9 +8,18 @@ import pytest
 
 from growth_gevent import snapshot as snapshot_module
 from growth_gevent.logs import ThrottledLog
-from growth_gevent.snapshot import (FORMAT, SnapshotError, SnapshotInUse, SnapshotLock, Snapshotter, read_snapshot,
-                                    temporary_path, write_snapshot)
+from growth_gevent.snapshot import (
+    FORMAT,
+    SnapshotError,
+    SnapshotInUse,
+    SnapshotLock,
+    Snapshotter,
+    read_snapshot,
+    temporary_path,
+    write_snapshot,
+)
 from growth_gevent.stores.base import WritesRefused
+
 from support import memory_store
 
 ITEMS = [(("BRZ", "NGDP_R", 2002), 183.26), (("ABW", "X", -5), 7), (("Z", "Y", 1), 1e300)]

@@ -16,7 +16,7 @@ class MemoryStore(Store):
     """Nested dicts, country -> indicator -> year -> value, with no lock.
 
     Nesting is the index: a series or a country slice is found without looking at other records, and
-    42,450 records need no key tuples. The invariant that makes a lock needless: no method yields to
+    no record needs a key tuple. The invariant that makes a lock needless: no method yields to
     another greenlet (none does I/O or sleeps; a bulk chunk is applied in one call, the applier yields
     between chunks), so no write can interleave with another write or with a read, and :meth:`copy` is
     one step. Keep it so: a write that yielded would need a lock again. ``changes`` counts writes, so
@@ -122,7 +122,7 @@ class MemoryStore(Store):
     def copy(self):
         """A consistent copy, ``{country: {indicator: {year: value}}}``, taken in one step.
 
-        Only the dicts are copied (about 1 ms for 42,450 records), so it can be taken without yielding
+        Only the dicts are copied (docs/performance.md), so it can be taken without yielding
         and without stalling requests; flattening it is left to whoever has the time.
         """
         return {country: {indicator: dict(series) for indicator, series in indicators.items()}

@@ -22,5 +22,5 @@ projected per core count, on paper. The overload rows are measured on a fresh se
 posting the 500 kB-class file back to back (peak RSS, share of 503s, reads meanwhile), and reads while a
 body of the default size limit is posted, one at a time.
 
-Servers and redis-server are started with the tests' harness (tests/live.py, tests/redis_server.py).
+Servers and redis-server are started with the harness that the tests use too (growth_gevent.testing).
 """

@@ -8,6 +8,7 @@ import resource
 import tempfile
 import time
 
+from growth_gevent.testing import RedisServer
 from scripts import benchmark
 
 from .data import DATA_3MB, DATA_500KB, DATA_LARGE, ROOT, make_data_files
@@ -45,7 +46,7 @@ from .scenarios import (
     REDIS_UNCACHED,
     REDIS_WORKERS,
 )
-from .servers import CEILING, RedisServer, load, settle, start
+from .servers import CEILING, load, settle, start
 
 
 def main():
@@ -77,7 +78,7 @@ def main():
         stack.callback(redis_server.stop)
         servers = {BARE: start(stack, CEILING), MEMORY: start(stack), NO_METRICS: start(stack, GROWTH_METRICS="off")}
         # A database each: the workers of one would otherwise help apply the other's bulk loads.
-        for db, (workers, label) in enumerate(zip(REDIS_WORKERS, REDIS), start=1):
+        for db, (workers, label) in enumerate(zip(REDIS_WORKERS, REDIS, strict=True), start=1):
             servers[label] = start(stack, GROWTH_STORE=f"redis://127.0.0.1:{redis_server.port}/{db}", workers=workers)
         servers[REDIS_UNCACHED] = start(stack, GROWTH_STORE=f"redis://127.0.0.1:{redis_server.port}/{len(REDIS) + 1}",
                                         GROWTH_REDIS_CACHE_STALE_SECONDS="0")

@@ -103,7 +103,7 @@ def journal_lines(results):
                      f"{r['bulk_202_extra_ms']:>6.0f}{fsyncs}{r['errors']:>7.0f}")
     return lines + [f"(PUTs of 1,000 keys and GETs of one record, wrk c={CONNECTIONS}; ratios and +ms against the "
                     "no-log server in the same run, medians of the runs; cpu µs: the server's CPU time per request, "
-                    "which other loads on the machine do not change as they change throughput)"]
+                    "from /proc)"]
 
 
 def journal_targets(results):

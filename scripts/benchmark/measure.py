@@ -68,7 +68,8 @@ def measure(scenarios, servers, runs, seconds, redis_pid, after_each=lambda serv
         values = collected[scenario.name]
         results[scenario.name] = result = median_of(values)
         result.update({key: sum(value[key] for value in values) for key in scenario.totals})
-        result.update({key: statistics.median(v["rps"] / b["rps"] for v, b in zip(values, collected[baseline]))
+        result.update({key: statistics.median(v["rps"] / b["rps"]
+                                              for v, b in zip(values, collected[baseline], strict=True))
                        for key, baseline in scenario.ratios})
     return results
 

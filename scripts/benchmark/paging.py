@@ -41,7 +41,7 @@ def measure_paging(payload, runs, seconds):
                        f"{name}_p99_us": statistics.median(v["p99_us"] for v in values),
                        f"{name}_errors": sum(v["errors"] for v in values),
                        f"{name}_ratio_to_first": statistics.median(
-                           v["rps"] / f["rps"] for v, f in zip(values, runs_of["first"]))})
+                           v["rps"] / f["rps"] for v, f in zip(values, runs_of["first"], strict=True))})
     return result
 
 
@@ -49,7 +49,8 @@ def paging_line(paging):
     return (f"GET limit=1000 over 42,450 records, c={CONNECTIONS}: page 1 {paging['first_rps']:.0f} req/s "
             f"(p50 {paging['first_p50_us'] / 1000:.2f} ms); by their cursors page 42 {paging['page_42_rps']:.0f} "
             f"req/s, {paging['page_42_ratio_to_first']:.2f} × page 1, and page {DEEP_PAGE} (450 records) "
-            f"{paging['page_43_rps']:.0f} req/s, {paging['page_43_ratio_to_first']:.2f} ×; offset=10000 {paging['offset_10000_rps']:.0f} req/s, "
+            f"{paging['page_43_rps']:.0f} req/s, {paging['page_43_ratio_to_first']:.2f} ×; "
+            f"offset=10000 {paging['offset_10000_rps']:.0f} req/s, "
             f"{paging['offset_10000_ratio_to_first']:.2f} ×; offset=40000 answered {paging['refused_status']} "
             f"{paging['refused_msg']!r}")
 

@@ -76,8 +76,8 @@ def k6_table(results, runs):
         trends = sorted({key.rsplit(" ", 1)[0] for key in r if " " in key} - {"http_req_duration"})
         lines += [f"  {trend:<54}{'':>16}{r[f'{trend} med']:>8.2f}{r[f'{trend} p(95)']:>8.2f}"
                   f"{r[f'{trend} p(99)']:>8.2f}" for trend in trends]
-    return lines + [(f"(to mem: to the in-memory challenge mix of the same run; thresholds: in how many of {runs} runs; "
-                     "*: reported, not a target: a load past the script's own, or the challenge's thresholds; "
+    return lines + [(f"(to mem: to the in-memory challenge mix of the same run; thresholds: in how many of {runs} "
+                     "runs; *: reported, not a target: a load past the script's own, or the challenge's thresholds; "
                      f"{CPU_NOTE})")]
 
 
@@ -91,8 +91,9 @@ def figure_lines(results):
         (f"reads while 3 MB loads are applied back to back ({reads['loads_applied']} loads): "
          f"p99 {ms(reads['p99_us']):.2f} ms, max {ms(reads['max_us']):.2f} ms, {reads['rps']:.0f} req/s, "
          f"{reads['errors']} errors"),
-        (f"reads/updates while 42,450 records are snapshotted every {MIN_SNAPSHOT_INTERVAL:g} s ({snapshots['snapshots_written']} "
-         f"snapshots, {snapshots['snapshot_write_ms_median']:.0f} ms each): p99 {ms(snapshots['p99_us']):.2f} ms, "
+        (f"reads/updates while 42,450 records are snapshotted every {MIN_SNAPSHOT_INTERVAL:g} s "
+         f"({snapshots['snapshots_written']} snapshots, {snapshots['snapshot_write_ms_median']:.0f} ms each): "
+         f"p99 {ms(snapshots['p99_us']):.2f} ms, "
          f"max {ms(snapshots['max_us']):.2f} ms, {snapshots['rps']:.0f} req/s, {snapshots['errors']} errors"),
         f"start-up on that snapshot: 42,450 records loaded in {snapshots['snapshot_load_ms']:.0f} ms",
         f"resident memory after three 3 MB loads: {mib(results['rss_after_three_loads_bytes']):.1f} MiB",

@@ -1,5 +1,5 @@
-"""The servers under load: started on the server CPU with the tests' live-server harness, given the
-record the reads GET and the bulk loads they post."""
+"""The servers under load: started on the server CPU with the project's live-server harness
+(growth_gevent.testing), given the record the reads GET and the bulk loads they post."""
 
 import contextlib
 import http.client
@@ -7,14 +7,9 @@ import json
 import sys
 import time
 
-from .data import ROOT
+from growth_gevent.testing import LISTENING, START_SECONDS, LiveServer, wait_for
+
 from .procfs import SERVER_CPU, on_cpu
-
-sys.path.insert(0, str(ROOT / "tests"))
-
-from live import LISTENING, START_SECONDS, LiveServer
-from polling import wait_for
-from redis_server import RedisServer  # noqa: F401 (the bench starts its own)
 
 SERVICE = (sys.executable, "-m", "growth_gevent")
 CEILING = (sys.executable, "scripts/ceiling.py")

@@ -3,8 +3,8 @@ and ``store_kind`` "redis": the store's contract imported here runs on the sessi
 
 import pytest
 
-from live import LiveServer
-from redis_server import RedisServer
+from growth_gevent.testing import LiveServer, RedisServer
+
 from redis_support import open_store
 from support import two_workers_on_redis
 

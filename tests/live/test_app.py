@@ -7,9 +7,8 @@ import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.responses import RETRY_AFTER_SECONDS
+from growth_gevent.testing import RedisServer, open_redis_store
 from tests.test_app import *  # noqa: F403
-
-from redis_server import RedisServer, open_redis_store
 
 
 def test_not_ready_while_redis_is_stopped_and_ready_again_once_it_is_back(config):

@@ -7,9 +7,8 @@ import json
 
 import pytest
 
+from growth_gevent.testing import read_response
 from tests.test_auth import *  # noqa: F403
-
-from live import read_response
 
 
 @pytest.fixture

@@ -8,11 +8,10 @@ import sys
 
 import pytest
 
+from growth_gevent.testing import wait_for
 from scripts.benchmark import procfs, runners
 from scripts.benchmark.servers import RECORD_PATH, put_record, url
 from tests.test_bench import *  # noqa: F403
-
-from polling import wait_for
 
 
 @pytest.fixture

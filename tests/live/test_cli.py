@@ -12,11 +12,10 @@ import sys
 import pytest
 
 from growth_gevent.snapshot import read_snapshot, write_snapshot
+from growth_gevent.testing import open_redis_store, start_fails, wait_for
 from scripts.generate_data import generate
 from tests.test_cli import *  # noqa: F403
 
-from live import start_fails, wait_for
-from redis_server import open_redis_store
 from support import ROOT
 
 

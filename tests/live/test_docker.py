@@ -17,9 +17,8 @@ import pytest
 from test_readme import run_walkthrough
 
 from growth_gevent.swagger_ui import BUNDLE_ASSETS
+from growth_gevent.testing import RedisServer, free_port, wait_for
 
-from polling import wait_for
-from redis_server import RedisServer, free_port
 from support import ROOT
 
 pytestmark = pytest.mark.docker
@@ -185,11 +184,12 @@ def test_docker_stop_is_a_graceful_exit_0_well_within_its_timeout(image, contain
     assert "msg=stopped" in docker("logs", container).stderr
 
 
-def test_the_default_image_refuses_redis_with_a_clear_message(image):
-    result = docker("run", "--rm", "--env=GROWTH_STORE=redis://127.0.0.1:6379/0", image, check=False)
-    assert result.returncode == 2
+def test_the_default_image_refuses_redis_with_a_clear_message(image, containers):
+    """Detached, so that a container that does not exit is still removed after the test."""
+    container = containers(image, env={"GROWTH_STORE": "redis://127.0.0.1:6379/0"})
+    assert docker("wait", container, timeout=START_SECONDS).stdout.strip() == "2"
     assert "the Docker image's default target is the in-memory store only, build it with --target redis" \
-        in result.stderr
+        in docker("logs", container).stderr
 
 
 def test_the_redis_image_on_two_workers_is_ready_while_redis_answers(redis_image, containers):

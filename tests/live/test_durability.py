@@ -14,9 +14,8 @@ import time
 import pytest
 
 from growth_gevent.snapshot import read_snapshot, write_snapshot
+from growth_gevent.testing import RedisServer, start_fails, wait_for
 
-from live import start_fails, wait_for
-from redis_server import RedisServer
 from support import SAMPLE
 
 RECORD = "/api/v1/growth/A/B/{}"

@@ -13,7 +13,8 @@ import pytest
 from test_head import INVALID as INVALID_HEADS
 from test_head import INVALID_MAX_HEADER_BYTES
 
-from live import closed_by_peer, read_response, wait_for
+from growth_gevent.testing import closed_by_peer, read_response, wait_for
+
 from raw_http import HOST, JSON, RECORD, post_head, put_record
 
 SMUGGLED = b"DELETE " + RECORD.encode() + b" HTTP/1.1\r\nHost: t\r\n\r\n"

@@ -4,9 +4,9 @@ names these tests share with those in process come from tests/test_initial_data.
 # ruff: noqa: F405 (names from tests/test_initial_data.py)
 
 from growth_gevent.initial_data import PreloadWatch
+from growth_gevent.testing import open_redis_store
 from tests.test_initial_data import *  # noqa: F403
 
-from redis_server import open_redis_store
 from support import SAMPLE
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from support import ROOT, SAMPLE
 
 LOCUST = pathlib.Path(sys.executable).parent / "locust"
@@ -34,8 +35,8 @@ def locust_run(host, directory, arguments, **env):
     run = subprocess.run(
         [str(LOCUST), "--locustfile", str(LOCUSTFILE), "--host", host, "--headless", "--only-summary",
          "--json-file", str(stats), *arguments],
-        check=False, cwd=directory, env={**os.environ, "FILE": str(SAMPLE), "SLEEP": "0", **env}, capture_output=True, text=True,
-        timeout=RUN_TIMEOUT_SECONDS)
+        check=False, cwd=directory, env={**os.environ, "FILE": str(SAMPLE), "SLEEP": "0", **env},
+        capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS)
     return run, json.loads(stats.with_suffix(".json").read_text())
 
 
@@ -48,7 +49,6 @@ def test_locustfile_makes_every_kind_of_request_and_none_fails(servers, tmp_path
     assert all(requests > 0 and failures == 0 for requests, failures in counts.values()), counts
 
 
-@pytest.mark.live
 def test_failed_requests_make_locust_exit_1(tmp_path):
     with socket.socket() as unused:  # bound, not listening: every connection is refused
         unused.bind(("127.0.0.1", 0))

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 from growth_gevent import __version__
+from growth_gevent.testing import LiveServer
 from tests.test_packaging import *  # noqa: F403
 
-from live import LiveServer
 from support import ROOT
 
 

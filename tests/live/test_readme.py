@@ -6,9 +6,9 @@ names these tests share with those in process come from tests/test_readme.py."""
 
 import pytest
 
+from growth_gevent.testing import LiveServer
 from tests.test_readme import *  # noqa: F403
 
-from live import LiveServer
 from support import two_workers_on_redis
 
 

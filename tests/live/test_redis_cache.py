@@ -10,10 +10,9 @@ import pytest
 
 from growth_gevent import cli
 from growth_gevent.config import Config
+from growth_gevent.testing import open_redis_store, wait_for
 from tests.test_redis_cache import *  # noqa: F403
 
-from polling import wait_for
-from redis_server import open_redis_store
 from redis_support import (
     KEY,
     TIMEOUT,

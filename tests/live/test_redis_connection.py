@@ -9,10 +9,9 @@ import gevent
 import pytest
 
 from growth_gevent.stores.base import StoreUnavailable
+from growth_gevent.testing import RedisServer, open_redis_store, wait_for
 from tests.test_redis_connection import *  # noqa: F403
 
-from polling import wait_for
-from redis_server import RedisServer, open_redis_store
 from redis_support import (
     KEY,
     TIMEOUT,

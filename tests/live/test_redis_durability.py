@@ -8,9 +8,8 @@ import pytest
 import webtest
 
 from growth_gevent.app import create_app
+from growth_gevent.testing import RedisServer, wait_for
 
-from polling import wait_for
-from redis_server import RedisServer
 from redis_support import KEY, open_store
 from support import SAMPLE
 

@@ -11,8 +11,8 @@ from growth_gevent.stores.base import COMPLETE
 from growth_gevent.stores.redis import store as store_module
 from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS
 from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES
+from growth_gevent.testing import open_redis_store
 
-from redis_server import open_redis_store
 from redis_support import (
     TIMEOUT,
     WAIT_SECONDS,

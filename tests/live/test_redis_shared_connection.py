@@ -3,9 +3,9 @@ these tests share with those in process come from tests/test_redis_shared_connec
 
 # ruff: noqa: F405 (names from tests/test_redis_shared_connection.py)
 
+from growth_gevent.testing import open_redis_store
 from tests.test_redis_shared_connection import *  # noqa: F403
 
-from redis_server import open_redis_store
 from redis_support import KEY, TIMEOUT, in_greenlets, open_store
 
 

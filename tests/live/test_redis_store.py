@@ -11,9 +11,8 @@ import webtest
 from growth_gevent.app import create_app
 from growth_gevent.responses import RETRY_AFTER_SECONDS
 from growth_gevent.stores.base import BulkQueueFull, StoreFull, StoreUnavailable
+from growth_gevent.testing import open_redis_store, wait_for
 
-from polling import wait_for
-from redis_server import open_redis_store
 from redis_support import (
     KEY,
     TIMEOUT,

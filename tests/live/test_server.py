@@ -7,9 +7,8 @@ import time
 
 import pytest
 
+from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 from scripts.generate_data import generate
-
-from live import LiveServer, closed_by_peer, read_response, wait_for
 
 CONCURRENT_CONNECTIONS = 1000
 

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
+from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 from scripts.generate_data import generate
 
-from live import LiveServer, closed_by_peer, read_response, wait_for
 from raw_http import HOST, JSON, RECORD, post_head, put_record
 
 

@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
+from growth_gevent.testing import LiveServer
 from growth_gevent.upload import PLAIN_STEPS
 from scripts.generate_data import generate
 from tests.test_upload import *  # noqa: F403
 
-from live import LiveServer
 from support import ROOT, SAMPLE
 
 TOKEN = "upload-token-0123456789abcdef"

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from live import LiveServer, start_fails, wait_for
-from redis_server import RedisServer
+from growth_gevent.testing import LiveServer, RedisServer, start_fails, wait_for
+
 from support import ROOT, SAMPLE
 
 WORKERS = 2
@@ -177,6 +177,7 @@ def test_workers_stop_by_themselves_when_the_supervisor_is_killed(workers):
     server.process.kill()
     server.process.wait()
     wait_for(lambda: not any(map(running, pids)), timeout=15)
+    assert not os.path.exists(metrics_folder(server))  # which the killed supervisor could not remove
 
 
 def test_sigterm_while_workers_are_still_starting_stops_them_gracefully():
@@ -252,6 +253,10 @@ def test_on_heroku_redis_takes_the_buildpacks_web_concurrency(servers, redis_ser
     assert put(server, RECORD.format("A", 1), 1) == 201
 
 
+def metrics_folder(server):
+    return re.search(r"the workers' metrics meet in ([^\s\"]+)", "".join(server.lines)).group(1)
+
+
 def ping_count(server):
     """What one scrape (a new connection: any worker may answer it) says of GET /ping: requests, and
     the latency histogram's count."""
@@ -265,7 +270,7 @@ def ping_count(server):
 
 def test_every_scrape_reads_the_totals_of_every_worker_a_dead_ones_included(workers):
     server = workers(GROWTH_ACCESS_LOG="on")
-    folder = re.search(r"the workers' metrics meet in ([^\s\"]+)", "".join(server.lines)).group(1)
+    folder = metrics_folder(server)
     pings = 60
     for _ in range(pings):
         assert server.request("GET", "/ping")[0] == 200

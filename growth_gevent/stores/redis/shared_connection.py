@@ -20,8 +20,8 @@ class SharedConnection:
 
     A command is queued; a writer greenlet sends everything queued in one write; Redis answers in order,
     and a reader greenlet hands each reply to its caller. Concurrent requests thus share round trips,
-    sends and reads: about 3 µs of this process's CPU per command against 45 through redis-py's pool
-    (measured with 50 greenlets), and fewer wake-ups of Redis. Callers are served in the order they
+    sends and reads: a fraction of this process's CPU per command that redis-py's pool costs
+    (docs/performance.md), and fewer wake-ups of Redis. Callers are served in the order they
     came; past ``max_waiting`` commands waiting, a command is refused at once rather than queued.
 
     A command not answered within ``timeout`` seconds (checked every quarter of it), or a connection

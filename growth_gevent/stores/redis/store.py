@@ -48,7 +48,7 @@ CHUNK_ATTEMPTS = 3
 FAILURE_LOG_LINES = 10
 FAILURE_LOG_WINDOW_SECONDS = 60.0
 # Records a list query examines per script, each series it reads counting SCAN_SERIES_COST more (reading a
-# series costs about as much as reading that many years): about 3 ms of Redis time (see records()).
+# series costs about as much as reading that many years): a few ms of Redis time (docs/performance.md).
 SCAN_BUDGET = 10_000
 SCAN_SERIES_COST = 4
 # How often an idle worker looks for queued jobs that no worker is applying (one script call).
@@ -242,7 +242,7 @@ class RedisStore(Store):
         size = self._chunk_size
         for start in range(0, len(records), size):
             chunks.append(encode_chunk(records[start:start + size]))
-            let_io_run()  # encoding 42,450 records takes tens of milliseconds
+            let_io_run()  # encoding a large job is long work
         job, pending, size = self._enqueue([BULK, JOBS, SIZE, REMAINING],
                                            [PREFIX, int(initial), len(records), self._queue_records,
                                             self._max_records, *chunks])

@@ -3,6 +3,7 @@
 import http.client
 import json
 import os
+import pathlib
 import queue
 import re
 import signal
@@ -12,16 +13,18 @@ import sys
 import threading
 import time
 
-from support import ROOT
-from polling import wait_for  # noqa: F401 (tests import it from here)
+from growth_gevent.testing.polling import wait_for
 
+# The directory holding the growth_gevent package (in a checkout, the repository): the server processes run
+# there, so that ``-m growth_gevent`` imports this very package and relative paths (scripts/) resolve.
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 START_SECONDS = 15
 LISTENING = re.compile(r"listening on http://([\d.]+):(\d+)")
 
 
 def start_fails(**env):
     """Run a server process that is expected to refuse to start; its CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", "growth_gevent"], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "growth_gevent"], check=False, cwd=ROOT,
                           env={**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env},
                           capture_output=True, text=True, timeout=60)
 
@@ -102,8 +105,11 @@ class LiveServer:
         return status, json.loads(data) if data else None
 
     def wait_until_complete(self, timeout=30):
-        return wait_for(lambda: (lambda s: s if s["msg"] == "complete" else None)(
-            self.request_json("GET", "/api/v1/growth/post/status")[1]), timeout)
+        def complete():
+            status = self.request_json("GET", "/api/v1/growth/post/status")[1]
+            return status if status["msg"] == "complete" else None
+
+        return wait_for(complete, timeout)
 
     def terminate(self):
         self.process.send_signal(signal.SIGTERM)

@@ -1,4 +1,4 @@
-"""A throwaway redis-server on a free loopback port, for the tests of the Redis store."""
+"""A throwaway redis-server on a free loopback port, for the tests of the Redis store and the bench."""
 
 import shutil
 import signal
@@ -10,8 +10,7 @@ import redis
 
 from growth_gevent.config import Config
 from growth_gevent.stores.redis import RedisStore
-
-from polling import wait_for
+from growth_gevent.testing.polling import wait_for
 
 START_SECONDS = 10
 
