@@ -9,8 +9,6 @@ import socket
 import subprocess
 import sys
 
-import pytest
-
 from support import ROOT, SAMPLE
 
 LOCUST = pathlib.Path(sys.executable).parent / "locust"
