@@ -35,7 +35,7 @@ def generate(count, seed):
     starts = [(FIRST_SERIES[2], FIRST_SERIES[3])]
     starts += [(rng.choice(FIRST_YEARS), round(rng.uniform(1, 1000), 3)) for _ in series]
     records = []
-    for (country, indicator), (first_year, value) in zip([FIRST_SERIES[:2], *series], starts):
+    for (country, indicator), (first_year, value) in zip([FIRST_SERIES[:2], *series], starts, strict=True):
         for year in range(first_year, LAST_YEAR + 1):
             if len(records) == count:
                 return records

@@ -48,7 +48,8 @@ def applier_paused(store):
 
 
 def post_records(client, records, status=202):
-    return client.post("/api/v1/growth", json.dumps(records), content_type="application/json", status=status, expect_errors=True)
+    return client.post("/api/v1/growth", json.dumps(records), content_type="application/json", status=status,
+                       expect_errors=True)
 
 
 def load(client, store, records):

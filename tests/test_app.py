@@ -314,7 +314,8 @@ class TestSeries:
 
     @pytest.mark.parametrize("query, message", [
         ("from=abc", "from must be an integer"), ("to=20.5", "to must be an integer"),
-        ("from=%202002", "from must be an integer"), ("from=1&from=2", "query parameter 'from' is given more than once"),
+        ("from=%202002", "from must be an integer"),
+        ("from=1&from=2", "query parameter 'from' is given more than once"),
         ("year=2002", "unknown query parameter 'year'; known: format, from, to"),
     ])
     def test_bad_parameters_are_400(self, loaded, query, message):
@@ -490,8 +491,9 @@ class TestBulkBounds:
         response = post_records(client, records(6), status=413)
         assert response.json == {"msg": "a bulk load holds at most 5 records; this body has 6 JSON objects"}
 
-    @pytest.mark.parametrize("body", [b"[" + b"[]," * 50 + b"[]]", b"[" + b"1," * 50 + b"1]",
-                                      b'[{"Country":"A","Indicator":"B","Value":1,"Year":1,' + b'"x":1,' * 40 + b'"y":1}]'])
+    @pytest.mark.parametrize("body", [
+        b"[" + b"[]," * 50 + b"[]]", b"[" + b"1," * 50 + b"1]",
+        b'[{"Country":"A","Indicator":"B","Value":1,"Year":1,' + b'"x":1,' * 40 + b'"y":1}]'])
     def test_a_body_with_more_json_values_than_its_records_could_need_is_413_before_parsing(self, body):
         client, _ = memory_client(bulk_max_records=3)
         response = client.post("/api/v1/growth", body, content_type="application/json", status=413)
@@ -679,9 +681,12 @@ class TestBulkParser:
 
 class TestStrictJson:
     @pytest.mark.parametrize("body, message", [
-        (b'[{"Country":"A","Indicator":"B","Value":01,"Year":1}]', "Expecting ',' delimiter: line 1 column 42 (char 41)"),
-        (b'[{"Country":"A","Indicator":"B","Value":1.,"Year":1}]', "Expecting ',' delimiter: line 1 column 42 (char 41)"),
-        (b'[{"Country":"A\tB","Indicator":"B","Value":1,"Year":1}]', "Invalid control character at: line 1 column 15 (char 14)"),
+        (b'[{"Country":"A","Indicator":"B","Value":01,"Year":1}]',
+         "Expecting ',' delimiter: line 1 column 42 (char 41)"),
+        (b'[{"Country":"A","Indicator":"B","Value":1.,"Year":1}]',
+         "Expecting ',' delimiter: line 1 column 42 (char 41)"),
+        (b'[{"Country":"A\tB","Indicator":"B","Value":1,"Year":1}]',
+         "Invalid control character at: line 1 column 15 (char 14)"),
         (b'[{"Country":"A","Indicator":"B","Value":-,"Year":1}]', "Expecting value: line 1 column 41 (char 40)"),
         (b"[" * 60000, "nested too deeply"),
     ])

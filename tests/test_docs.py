@@ -17,7 +17,7 @@ def test_the_table_lists_exactly_the_declared_settings_in_their_order():
 
 
 def test_each_row_shows_the_declared_default_and_help():
-    for (name, default, meaning), setting in zip(ROWS, SETTINGS):
+    for (name, default, meaning), setting in zip(ROWS, SETTINGS, strict=True):
         if setting.default is None:
             expected = "`memory`" if setting.env == "GROWTH_STORE" else "unset"
         elif isinstance(setting.default, bool):

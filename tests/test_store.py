@@ -189,7 +189,8 @@ def test_the_bulk_queue_refuses_a_job_past_its_limit_and_queues_nothing():
     with pytest.raises(BulkQueueFull) as refused:
         store.submit_bulk(records(3, value=2))
     assert (refused.value.pending, refused.value.limit) == (3, 5)
-    assert str(refused.value) == "bulk queue is full: 3 records waiting to be applied and this load holds up to 3 (limit 5)"
+    assert str(refused.value) == (
+        "bulk queue is full: 3 records waiting to be applied and this load holds up to 3 (limit 5)")
     assert store.bulk_status().jobs_accepted == 1
     assert store.submit_bulk(records(2, value=3)) == 2  # exactly at the limit
     assert store.bulk_status().records_waiting == 5
