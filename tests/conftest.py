@@ -1,32 +1,47 @@
-"""Fixtures, and the markers ``live`` and ``fuzz`` (pyproject.toml) given to the tests that need them."""
+"""Markers by folder, and the fixtures of the in-process tests (on the in-memory store).
+
+Tests that start a process (a server, redis-server, k6, locust, docker, a command line of ours, pip) live
+under tests/live/ and are marked ``live``; tests/live/conftest.py holds the fixtures that start processes,
+and its ``store_kind`` is "redis". The fuzz lives under tests/fuzz/ and is marked ``fuzz``. A module under
+tests/live/ that imports another module's tests (``from tests.test_app import *``) runs those that take a
+store again, on Redis; its other imported tests ran where they are defined and are left out.
+"""
 
 import json
+import pathlib
 
 import pytest
 import webtest
 
 from growth_gevent.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.testing import LiveServer, RedisServer
 
 from fake_redis import FakeRedis
-from redis_support import open_store
-from support import SAMPLE, STORES, make_store, two_workers_on_redis
+from support import SAMPLE, make_store
 
-# Fixtures that start a process (a server, redis-server, the data generator), directly or through
-# those they use; tests that start one themselves are marked where they are written.
-LIVE_FIXTURES = frozenset({"redis_server", "servers", "server", "workers", "deployment", "own_redis", "fresh",
-                           "self_signed_redis", "bulk_file"})
+HERE = pathlib.Path(__file__).parent
+FOLDER_MARKS = {"live": pytest.mark.live, "fuzz": pytest.mark.fuzz}  # tests/live/fuzz/ has both
 
 
-def pytest_collection_modifyitems(items):
-    """Mark ``live`` every test that uses a fixture of LIVE_FIXTURES or runs on the Redis store (its
-    fixture starts the session's redis-server when first asked), so that ``-m "not live"`` starts none."""
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(config, items):
+    """Each test gets the marker of every folder of FOLDER_MARKS it is under; imported tests not on a store go."""
+    left_out = []
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        on_redis = callspec is not None and "redis" in callspec.params.values()
-        if on_redis or LIVE_FIXTURES.intersection(item.fixturenames):
-            item.add_marker(pytest.mark.live)
+        for folder in item.path.relative_to(HERE).parts[:-1]:
+            if folder in FOLDER_MARKS:
+                item.add_marker(FOLDER_MARKS[folder])
+        if imported(item) and "store_kind" not in item.fixturenames:
+            left_out.append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
+
+
+def imported(item):
+    """Whether ``item``'s test is defined in another module than the one it is collected from."""
+    defined = item.cls if item.cls is not None else getattr(item, "function", None)
+    return defined is not None and defined.__module__ != item.module.__name__
 
 
 @pytest.fixture
@@ -35,18 +50,9 @@ def config():
 
 
 @pytest.fixture(scope="session")
-def redis_server():
-    server = RedisServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def own_redis():
-    """A redis-server of the test's own, to stop, restart, pause or reconfigure."""
-    server = RedisServer().start()
-    yield server
-    server.stop()
+def store_kind():
+    """The store the contract runs on: "memory" here, "redis" under tests/live/."""
+    return "memory"
 
 
 @pytest.fixture
@@ -58,18 +64,9 @@ def fake():
 
 
 @pytest.fixture
-def fresh(redis_server):
-    """A Redis store (short timeouts, small chunks) on the session's Redis, flushed."""
-    redis_server.flush()
-    store = open_store(redis_server)
-    yield store
-    store.close()
-
-
-@pytest.fixture(params=STORES)
-def store(request):
-    """Every test of the contract runs against both stores."""
-    store = make_store(request.param, request)
+def store(store_kind, request):
+    """A fresh, empty store of ``store_kind``."""
+    store = make_store(store_kind, request)
     yield store
     store.close()
 
@@ -82,36 +79,3 @@ def client(store, config):
 @pytest.fixture
 def sample_records():
     return json.loads(SAMPLE.read_text())
-
-
-@pytest.fixture(params=["memory", "redis, 2 workers"])
-def deployment(request):
-    """The environment of a live server: tests that take it hold on one process with the in-memory
-    store and on two workers over Redis."""
-    if request.param == "memory":
-        return {}
-    return two_workers_on_redis(request)
-
-
-@pytest.fixture
-def server(request):
-    """A live server process, its environment the test's parameter (``indirect=True``) if it has one;
-    tests/test_server.py overrides it to run on each deployment."""
-    live = LiveServer(**getattr(request, "param", {})).start()
-    yield live
-    live.stop()
-
-
-@pytest.fixture
-def servers():
-    """``servers(**env)`` starts a live server process; every one started is stopped after the test."""
-    started = []
-
-    def start(**env):
-        server = LiveServer(**env).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()

@@ -1,4 +1,4 @@
-"""What tests share besides fixtures: paths, the stores to run on, and helpers that POST and wait."""
+"""What tests share besides fixtures: paths, the stores, and helpers that POST and wait."""
 
 import contextlib
 import json
@@ -13,12 +13,12 @@ from growth_gevent.testing import open_redis_store
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.json"
 WAIT_SECONDS = 10
-STORES = ["memory", "redis"]
 
 
 def make_store(kind, request, **options):
-    """A fresh, empty store of ``kind``; small chunks so that even small loads take several. ``options``
-    are what both take by the same name (``max_records``): settings of the one, arguments of the other."""
+    """A fresh, empty store of ``kind`` ("redis": on the session's redis-server, under tests/live/ only);
+    small chunks so that even small loads take several. ``options`` are what both take by the same name
+    (``max_records``): settings of the one, arguments of the other."""
     if kind == "memory":
         return memory_store(bulk_chunk_records=4, **options)
     server = request.getfixturevalue("redis_server")

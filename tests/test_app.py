@@ -14,10 +14,8 @@ from growth_gevent.app import MAX_UPDATE_BODY_BYTES, create_app
 from growth_gevent.body import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
 from growth_gevent.records import MAX_NAME_URL_BYTES, InvalidRecord
-from growth_gevent.responses import RETRY_AFTER_SECONDS
-from growth_gevent.testing import RedisServer, open_redis_store
 
-from support import STORES, load, make_store, memory_store, post_records
+from support import load, make_store, memory_store, post_records
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
@@ -34,25 +32,6 @@ class TestReadiness:
         response = client.get("/ready")
         assert (response.status_int, response.json) == (200, {"msg": "ready"})
         assert client.head("/ready").status_int == 200
-
-    @pytest.mark.live
-    def test_not_ready_while_redis_is_stopped_and_ready_again_once_it_is_back(self, config):
-        server = RedisServer().start()
-        store = open_redis_store(server.url, pool_size=2, timeout=1, chunk_size=4)
-        try:
-            client = webtest.TestApp(create_app(store, config))
-            assert client.get("/ready").json == {"msg": "ready"}
-            server.stop()
-            for method in ("GET", "HEAD"):
-                response = client.request("/ready", method=method, expect_errors=True)
-                assert (response.status_int, response.headers["Retry-After"]) == (503, str(RETRY_AFTER_SECONDS))
-            assert client.get("/ready", status=503).json == {"msg": "the store is unavailable, retry later"}
-            assert client.get("/ping").body == b"pong"  # liveness: the process itself is fine
-            server.start()
-            assert client.get("/ready").json == {"msg": "ready"}
-        finally:
-            store.close()
-            server.stop()
 
 
 def test_head_answers_like_get_without_a_body(client):
@@ -533,10 +512,10 @@ class TestBulkBounds:
         assert response.json == {"msg": "request body is larger than 100 bytes"}
 
 
-@pytest.fixture(params=STORES)
-def capped_client(request):
-    """A client on a store of each kind that holds at most 3 records, and the store."""
-    store = make_store(request.param, request, max_records=3)
+@pytest.fixture
+def capped_client(store_kind, request):
+    """A client on a store of ``store_kind`` that holds at most 3 records, and the store."""
+    store = make_store(store_kind, request, max_records=3)
     yield webtest.TestApp(create_app(store, Config(max_records=3))), store
     store.close()
 

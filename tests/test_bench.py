@@ -1,35 +1,12 @@
 """The bench's own parts (scripts/benchmark/), so that the bench cannot rot between its runs: what it reads from ab and
 from /proc, and that its tables, projection and targets format every row it measures."""
 
-import subprocess
-import sys
 
-import pytest
 
-from growth_gevent.testing import wait_for
-from scripts.benchmark import procfs, report, runners, scenarios
-from scripts.benchmark.servers import RECORD_PATH, put_record, url
+from scripts.benchmark import report, scenarios
 
 MISSING_RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/1900"
 AB_SMOKE_REQUESTS, AB_SMOKE_CONCURRENCY = 300, 30
-
-
-@pytest.fixture
-def small_ab(monkeypatch):
-    monkeypatch.setattr(runners, "AB_REQUESTS", AB_SMOKE_REQUESTS)
-    monkeypatch.setattr(runners, "AB_CONCURRENCY", AB_SMOKE_CONCURRENCY)
-
-
-@pytest.mark.live
-@pytest.mark.parametrize("path, non_2xx", [(RECORD_PATH, 0), (MISSING_RECORD_PATH, AB_SMOKE_REQUESTS)])
-def test_ab_figures_count_every_request_and_every_answer_not_2xx(servers, small_ab, path, non_2xx):
-    server = servers()
-    put_record(server)
-    result = runners.ab(url(server) + path)
-    assert result["requests"] == AB_SMOKE_REQUESTS
-    assert (result["non_2xx"], result["failed"], result["errors"]) == (non_2xx, 0, non_2xx)
-    assert 0 <= result["p50_us"] <= result["p90_us"] <= result["p99_us"] <= result["max_us"]
-    assert result["rps"] > 0
 
 
 # A parent that spends next to nothing, and a child that spends 0.3 s of CPU, then lives on or ends; the
@@ -52,19 +29,6 @@ if sys.argv[1] == "lives":
     os.kill(child, signal.SIGKILL)
     os.waitpid(child, 0)
 """
-
-
-@pytest.mark.live
-@pytest.mark.parametrize("child", ["lives", "ends"])
-def test_cpu_seconds_counts_what_the_children_spend(child):
-    """A supervisor spends next to nothing; its workers, running or ended and waited for, spend the CPU."""
-    parent = subprocess.Popen([sys.executable, "-c", BURN_IN_CHILD, child], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        parent.stdout.readline()
-        assert wait_for(lambda: procfs.cpu_seconds(parent.pid) >= 0.25, timeout=10, interval=0.02)
-    finally:
-        parent.communicate("\n", timeout=10)
 
 
 def fake_figures(scenario, index):

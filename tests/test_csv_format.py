@@ -2,7 +2,6 @@
 POST read from CSV under the JSON body's limits, and pandas reading a live server as a user would."""
 
 import falcon
-import pandas
 import pytest
 import ujson
 import webtest
@@ -312,15 +311,3 @@ def live():
     server.stop()
 
 
-@pytest.mark.live
-def test_pandas_reads_a_page_of_1000_records_from_the_url_and_writes_a_load(live):
-    records = [{"Country": f"C{n % 7}", "Indicator": "NGDP_R" if n % 2 else "A,B", "Value": n / 7, "Year": n}
-               for n in range(1200)]
-    load = pandas.DataFrame(records).to_csv(index=False).encode()  # "\n" line ends, "A,B" quoted
-    assert live.request("POST", "/api/v1/growth", load, {"Content-Type": "text/csv"})[0] == 202
-    live.wait_until_complete()
-
-    page = pandas.read_csv(f"http://127.0.0.1:{live.port}/api/v1/growth?format=csv&limit=1000")
-    assert list(page.columns) == ["Country", "Indicator", "Value", "Year"]
-    assert page.to_dict("records") == live.request_json("GET", "/api/v1/growth?limit=1000")[1]["items"]
-    assert len(page) == 1000

@@ -1,12 +1,6 @@
 import json
-import subprocess
-import sys
-
-import pytest
 
 from scripts.generate_data import generate
-
-from support import ROOT, SAMPLE
 
 
 def test_the_3mb_class_file_has_42450_unique_records_starting_like_the_challenge():
@@ -22,9 +16,3 @@ def test_the_same_seed_gives_the_same_records_and_another_seed_does_not():
     assert generate(1000, seed=1) != generate(1000, seed=2)
 
 
-@pytest.mark.live
-def test_the_committed_sample_is_what_the_generator_writes(tmp_path):
-    output = tmp_path / "sample.json"
-    subprocess.run([sys.executable, "scripts/generate_data.py", "--records", "9", "--indent", "4",
-                    str(output)], cwd=ROOT, check=True, capture_output=True)
-    assert output.read_bytes() == SAMPLE.read_bytes()

@@ -3,11 +3,7 @@
 import re
 import subprocess
 
-import pytest
-
-from growth_gevent.testing import LiveServer
-
-from support import ROOT, two_workers_on_redis
+from support import ROOT
 
 README = (ROOT / "README.md").read_text()
 WALKTHROUGH = re.search(r"<!-- walkthrough -->\n```console\n(.*?)```\n<!-- /walkthrough -->", README, re.S)
@@ -21,15 +17,6 @@ def walkthrough_steps():
     return steps
 
 
-@pytest.fixture(scope="module", params=["memory", "redis, 2 workers"])
-def server(request):
-    """The walkthrough holds on the default server, and on two workers sharing one Redis."""
-    env = {} if request.param == "memory" else two_workers_on_redis(request)
-    live = LiveServer(**env).start()
-    yield live
-    live.stop()
-
-
 def test_the_walkthrough_has_steps():
     assert len(walkthrough_steps()) >= 10
 
@@ -41,7 +28,3 @@ def run_walkthrough(port):
         command = command.replace("localhost:8080", f"127.0.0.1:{port}")
         result = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=30)
         assert result.stdout == expected, command
-
-
-def test_every_walkthrough_command_prints_what_the_readme_shows(server):
-    run_walkthrough(server.port)

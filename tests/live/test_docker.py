@@ -21,7 +21,7 @@ from growth_gevent.testing import RedisServer, free_port, wait_for
 
 from support import ROOT
 
-pytestmark = [pytest.mark.live, pytest.mark.docker]
+pytestmark = pytest.mark.docker
 
 # Beside the repository on the project's machines; a clean clone made elsewhere on one finds it at /work.
 STAND_IN_CANDIDATES = (ROOT.parent / "shared" / "docker" / "stand-in-base.sh",

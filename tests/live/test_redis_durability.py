@@ -13,8 +13,6 @@ from growth_gevent.testing import RedisServer, wait_for
 from redis_support import KEY, open_store
 from support import SAMPLE
 
-pytestmark = pytest.mark.live  # each test starts redis-server processes of its own
-
 WATCH_SECONDS = 15  # a few of the watch's checks, every 2 s
 
 

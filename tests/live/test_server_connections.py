@@ -12,12 +12,11 @@ import threading
 import time
 
 import pytest
-from test_http import HOST, JSON, RECORD, post_head, put_record
 
 from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
 from scripts.generate_data import generate
 
-pytestmark = pytest.mark.live  # every test here starts a server process
+from raw_http import HOST, JSON, RECORD, post_head, put_record
 
 
 @pytest.mark.parametrize("server", [{"GROWTH_MAX_CONNECTIONS": "20"}], indirect=True)

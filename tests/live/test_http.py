@@ -1,5 +1,5 @@
 """Hostile and careless clients against a real server process: framing, deadlines, body limits, request ids
-(connections, slow readers and stops: tests/test_server_connections.py)."""
+(connections, slow readers and stops: tests/live/test_server_connections.py)."""
 
 import http.client
 import json
@@ -15,23 +15,9 @@ from test_head import INVALID_MAX_HEADER_BYTES
 
 from growth_gevent.testing import closed_by_peer, read_response, wait_for
 
-pytestmark = pytest.mark.live  # every test here starts a server process
+from raw_http import HOST, JSON, RECORD, post_head, put_record
 
-RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"
 SMUGGLED = b"DELETE " + RECORD.encode() + b" HTTP/1.1\r\nHost: t\r\n\r\n"
-
-
-def put_record(server):
-    status, _ = server.request("PUT", RECORD, b'{"value": 1.5}', {"Content-Type": "application/json"})
-    assert status in (200, 201)
-
-
-def post_head(*lines, version=b"HTTP/1.1"):
-    return b"POST /api/v1/growth " + version + b"\r\n" + b"".join(line + b"\r\n" for line in lines) + b"\r\n"
-
-
-JSON = b"Content-Type: application/json"
-HOST = b"Host: t"
 
 
 def test_ambiguous_framing_is_a_400_and_a_closed_connection(server):

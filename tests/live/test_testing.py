@@ -3,8 +3,6 @@
 import subprocess
 import sys
 
-import pytest
-
 from support import ROOT
 
 LOADED = "import sys; {}; print(' '.join(sorted(m for m in sys.modules if m in {!r})))"
@@ -17,11 +15,9 @@ def modules_loaded_by(statement, watched):
     return run.stdout.split()
 
 
-@pytest.mark.live
 def test_the_service_does_not_import_the_testing_helpers():
     assert modules_loaded_by("import growth_gevent.cli", ["growth_gevent.testing"]) == []
 
 
-@pytest.mark.live
 def test_the_testing_helpers_do_not_import_pytest():
     assert modules_loaded_by("import growth_gevent.testing", ["pytest", "_pytest"]) == []

@@ -9,8 +9,6 @@ import socket
 import subprocess
 import sys
 
-import pytest
-
 from support import ROOT, SAMPLE
 
 LOCUST = pathlib.Path(sys.executable).parent / "locust"
@@ -49,7 +47,6 @@ def test_locustfile_makes_every_kind_of_request_and_none_fails(servers, tmp_path
     assert all(requests > 0 and failures == 0 for requests, failures in counts.values()), counts
 
 
-@pytest.mark.live
 def test_failed_requests_make_locust_exit_1(tmp_path):
     with socket.socket() as unused:  # bound, not listening: every connection is refused
         unused.bind(("127.0.0.1", 0))

@@ -16,8 +16,6 @@ from growth_gevent.testing import LiveServer, RedisServer, start_fails, wait_for
 
 from support import ROOT, SAMPLE
 
-pytestmark = pytest.mark.live  # every test here starts a server process
-
 WORKERS = 2
 LISTENING = r'worker=\d msg="listening on'
 RECORD = "/api/v1/growth/{}/I/{}"

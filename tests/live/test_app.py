@@ -1,0 +1,30 @@
+"""What tests/test_app.py tests, where it takes a process (a server, redis-server); and every test there that
+takes a store, again on Redis (tests/live/conftest.py)."""
+
+# ruff: noqa: F405 (names from tests/test_app.py)
+
+import webtest
+
+from growth_gevent.app import create_app
+from growth_gevent.responses import RETRY_AFTER_SECONDS
+from growth_gevent.testing import RedisServer, open_redis_store
+from tests.test_app import *  # noqa: F403
+
+
+def test_not_ready_while_redis_is_stopped_and_ready_again_once_it_is_back(config):
+    server = RedisServer().start()
+    store = open_redis_store(server.url, pool_size=2, timeout=1, chunk_size=4)
+    try:
+        client = webtest.TestApp(create_app(store, config))
+        assert client.get("/ready").json == {"msg": "ready"}
+        server.stop()
+        for method in ("GET", "HEAD"):
+            response = client.request("/ready", method=method, expect_errors=True)
+            assert (response.status_int, response.headers["Retry-After"]) == (503, str(RETRY_AFTER_SECONDS))
+        assert client.get("/ready", status=503).json == {"msg": "the store is unavailable, retry later"}
+        assert client.get("/ping").body == b"pong"  # liveness: the process itself is fine
+        server.start()
+        assert client.get("/ready").json == {"msg": "ready"}
+    finally:
+        store.close()
+        server.stop()
