@@ -84,7 +84,7 @@ def test_writes_that_arrive_during_an_fsync_share_the_next_one(path, monkeypatch
     first = gevent.spawn(store.put, ("A", "B", 0), 0)
     wait_in_thread(fsync.entered)
     others = [gevent.spawn(store.put, ("A", "B", year), year) for year in range(1, 30)]
-    gevent.sleep(0.01)
+    wait_for(lambda: gevent.sleep(0) or all(store.get(("A", "B", year)) == year for year in range(1, 30)))
     assert not any(greenlet.ready() for greenlet in [first, *others])  # nothing answered before its fsync
     fsync.release.set()
     gevent.joinall([first, *others], raise_error=True)
@@ -127,8 +127,8 @@ def test_a_failed_fsync_answers_refusal_undoes_the_batch_and_later_writes_and_re
     wait_in_thread(fsync.entered)
     later = [gevent.spawn(store.put, ("A", "B", 2), 3), gevent.spawn(store.delete, ("A", "B", 1)),
              gevent.spawn(store.submit_bulk, [(("A", "B", 9), 9)])]
-    gevent.sleep(0.01)
-    assert store.get(("A", "B", 2)) == 3 and store.get(("A", "B", 1)) is None  # visible, not answered yet
+    wait_for(lambda: gevent.sleep(0) or (store.get(("A", "B", 2)) == 3 and store.get(("A", "B", 1)) is None))
+    assert not any(greenlet.ready() for greenlet in [first, *later])  # visible, not answered yet
     fsync.release.set()
     gevent.joinall([first, *later])
     for greenlet in [first, *later]:
@@ -172,7 +172,7 @@ def test_a_crash_before_the_snapshot_is_renamed_or_before_the_old_segments_are_r
     store = opened(path, chunk_size=2)
     store.put(KEY, 1)
     store.submit_bulk([(("C", "D", year), year) for year in range(7)])
-    gevent.sleep(0.001)  # the applier applies a chunk or two
+    wait_for(lambda: gevent.sleep(0) or store.bulk_status().applied > 0)  # the applier applies a chunk or two
     countries, segment, batch = store.start_snapshot()  # the snapshot begins: copy and segment 2
     batch.wait()
     store.put(KEY, 2)
@@ -189,7 +189,7 @@ def test_a_job_queued_across_a_snapshot_is_relogged_in_the_new_segment(path):
     store = opened(path, chunk_size=2)
     snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     store.submit_bulk([(("C", "D", year), year) for year in range(9)])
-    gevent.sleep(0.001)
+    wait_for(lambda: gevent.sleep(0) or store.bulk_status().applied > 0)
     assert snapshotter.save_if_changed() is True
     assert segment_numbers(path) == [2]
     store.close()  # killed: the rest of the job was never applied

@@ -95,29 +95,21 @@ def test_a_redis_killed_and_restarted_empty_is_noticed_in_the_log_and_the_metric
     assert "without it; every record written before is gone" in errors[0]
 
 
-def test_a_redis_flushed_is_noticed_too(started, caplog):
-    server = started()
+@pytest.mark.parametrize("options, lose, said", [
+    ((), lambda server: server.flush(), "Redis lost its data: it was flushed, or its keys deleted"),
+    (("--rename-command", "INFO", ""), lambda server: (server.stop(), server.start()),
+     "Redis lost its data: it restarted without it, or was flushed"),
+], ids=["flushed", "restarted, without INFO"])
+def test_a_loss_is_noticed_however_it_came_and_however_much_redis_says(started, caplog, options, lose, said):
+    server = started(*options)
     store = open_store(server)
     try:
         store.ping()
-        server.flush()
+        lose(server)
         wait_for(lambda: losses_seen(store, 1), WATCH_SECONDS)
     finally:
         store.close()
-    assert "Redis lost its data: it was flushed, or its keys deleted" in caplog.text
-
-
-def test_without_info_a_loss_is_noticed_all_the_same(started, caplog):
-    server = started("--rename-command", "INFO", "")
-    store = open_store(server)
-    try:
-        store.ping()
-        server.stop()
-        server.start()
-        wait_for(lambda: losses_seen(store, 1), WATCH_SECONDS)
-    finally:
-        store.close()
-    assert "Redis lost its data: it restarted without it, or was flushed" in caplog.text
+    assert said in caplog.text
 
 
 def test_a_redis_that_persists_its_writes_comes_back_with_them_and_no_loss_is_said(started, caplog):
