@@ -1,5 +1,7 @@
 """A throwaway redis-server on a free loopback port, for the tests of the Redis store and the bench."""
 
+import pathlib
+import random
 import shutil
 import signal
 import socket
@@ -13,12 +15,28 @@ from growth_gevent.stores.redis import RedisStore
 from growth_gevent.testing.polling import wait_for
 
 START_SECONDS = 10
+# The kernel draws bind(0)'s ports and every outgoing connection's own port from this range (Linux's default
+# 32768-60999). A port chosen below it is not handed to another process between the choice and the server's
+# bind, nor while a stopped server waits to come back on it, however many connections run beside it.
+EPHEMERAL_RANGE = pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range")
+EPHEMERAL_LOW = 32768
+LOG_LINES = 5  # of redis-server's output, in the error when it exits at start
 
 
 def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A loopback port nothing is bound to, at random below the ephemeral range (SystemRandom: processes
+    side by side, whose random module may be seeded alike, do not choose alike)."""
+    low = int(EPHEMERAL_RANGE.read_text().split()[0]) if EPHEMERAL_RANGE.exists() else EPHEMERAL_LOW
+    ports = range(1024, low) if low > 1024 else range(1024, 65536)
+    choose = random.SystemRandom()
+    while True:
+        port = choose.choice(ports)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def open_redis_store(url, **options):
@@ -54,15 +72,18 @@ class RedisServer:
             certificate, key = self.tls
             listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", certificate,
                       "--tls-key-file", key, "--tls-ca-cert-file", certificate, "--tls-auth-clients", "no"]
-        self.process = subprocess.Popen(
-            ["redis-server", *listen, "--bind", "127.0.0.1", "--dir", self._directory.name, "--save", "",
-             "--appendonly", "no", *self.settings],
-            stdout=subprocess.DEVNULL)
+        log = pathlib.Path(self._directory.name) / "redis-server.log"
+        with log.open("ab") as output:
+            self.process = subprocess.Popen(
+                ["redis-server", *listen, "--bind", "127.0.0.1", "--dir", self._directory.name, "--save", "",
+                 "--appendonly", "no", *self.settings],
+                stdout=output)
         client = self.client()
 
         def answers():
             if self.process.poll() is not None:
-                raise RuntimeError(f"redis-server exited at start on port {self.port}")
+                said = log.read_text(errors="replace").splitlines()[-LOG_LINES:]
+                raise RuntimeError(f"redis-server exited at start on port {self.port}: {said}")
             try:
                 return client.ping()
             except redis.ConnectionError:

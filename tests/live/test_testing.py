@@ -1,7 +1,13 @@
 """growth_gevent.testing is importable by tests and the bench alike, and stays out of the service's way."""
 
+import socket
 import subprocess
 import sys
+
+import pytest
+
+from growth_gevent.testing import RedisServer, free_port
+from growth_gevent.testing.redis_server import EPHEMERAL_RANGE
 
 from support import ROOT
 
@@ -21,3 +27,18 @@ def test_the_service_does_not_import_the_testing_helpers():
 
 def test_the_testing_helpers_do_not_import_pytest():
     assert modules_loaded_by("import growth_gevent.testing", ["pytest", "_pytest"]) == []
+
+
+def test_free_ports_are_below_the_range_the_kernel_hands_out_and_differ():
+    low = int(EPHEMERAL_RANGE.read_text().split()[0])
+    ports = [free_port() for _ in range(50)]
+    assert all(1024 <= port < low for port in ports)
+    assert len(set(ports)) > 40
+
+
+def test_a_redis_server_that_cannot_bind_says_why():
+    server = RedisServer()
+    with socket.socket() as taken:  # bound, not listening: a connection to it is refused
+        taken.bind(("127.0.0.1", server.port))
+        with pytest.raises(RuntimeError, match=f"exited at start on port {server.port}: .*Address already in use"):
+            server.start()
