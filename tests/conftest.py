@@ -7,6 +7,7 @@ tests/live/ that imports another module's tests (``from tests.test_app import *`
 store again, on Redis; its other imported tests ran where they are defined and are left out.
 """
 
+import gc
 import json
 import pathlib
 
@@ -36,6 +37,12 @@ def pytest_collection_modifyitems(config, items):
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = [item for item in items if item not in left_out]
+
+
+def pytest_collection_finish(session):
+    """What the imports and the collection made lives to the end of the run: frozen, it is not walked again
+    by each full collection (half of the fast loop's time in the collector, ~0.15 s)."""
+    gc.freeze()
 
 
 def imported(item):

@@ -15,6 +15,7 @@ from fake_redis import Error
 from redis_support import TIMEOUT, in_greenlets
 
 LOST = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
+HANG_TIMEOUT = 0.2  # shorter than TIMEOUT: the fake is in this process, and the test waits it out
 
 
 @pytest.fixture
@@ -56,17 +57,21 @@ def test_a_lost_connection_fails_every_caller_waiting_and_the_next_call_connects
     assert fake.connections == 2
 
 
-def test_a_command_unanswered_for_the_timeout_fails_every_caller_waiting(fake, shared):
-    assert shared.call("PING") == b"PONG"
-    fake.hang()
-    started = time.monotonic()
-    outcomes = calls(shared, [("PING",)] * 3)
-    waited = time.monotonic() - started
-    assert all(isinstance(outcome, redis.TimeoutError) for outcome in outcomes), outcomes
-    assert TIMEOUT <= waited < TIMEOUT * 4  # checked every quarter of the timeout
-    fake.resume()
-    assert shared.call("PING") == b"PONG"
-    assert fake.connections == 2  # the connection that hung is not used again
+def test_a_command_unanswered_for_the_timeout_fails_every_caller_waiting(fake):
+    shared = SharedConnection(fake.connect, HANG_TIMEOUT)
+    try:
+        assert shared.call("PING") == b"PONG"
+        fake.hang()
+        started = time.monotonic()
+        outcomes = calls(shared, [("PING",)] * 3)
+        waited = time.monotonic() - started
+        assert all(isinstance(outcome, redis.TimeoutError) for outcome in outcomes), outcomes
+        assert HANG_TIMEOUT <= waited < HANG_TIMEOUT * 4  # checked every quarter of the timeout
+        fake.resume()
+        assert shared.call("PING") == b"PONG"
+        assert fake.connections == 2  # the connection that hung is not used again
+    finally:
+        shared.close()
 
 
 def test_past_the_bound_of_waiting_commands_a_call_is_refused_at_once(fake):
