@@ -1,4 +1,5 @@
-"""Markers by folder, and the fixtures of the in-process tests (on the in-memory store).
+"""Markers by folder, serial tests alone under pytest-xdist (tests/serial.py), and the fixtures of the
+in-process tests (on the in-memory store).
 
 Tests that start a process (a server, redis-server, k6, locust, docker, a command line of ours, pip) live
 under tests/live/ and are marked ``live``; tests/live/conftest.py holds the fixtures that start processes,
@@ -18,6 +19,7 @@ from growth_gevent.app import create_app
 from growth_gevent.config import Config
 
 from fake_redis import FakeRedis
+from serial import pytest_runtest_protocol, serial_first  # noqa: F401 (a hook of this conftest's)
 from support import SAMPLE, make_store
 
 HERE = pathlib.Path(__file__).parent
@@ -26,7 +28,8 @@ FOLDER_MARKS = {"live": pytest.mark.live, "fuzz": pytest.mark.fuzz}  # tests/liv
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(config, items):
-    """Each test gets the marker of every folder of FOLDER_MARKS it is under; imported tests not on a store go."""
+    """Each test gets the marker of every folder of FOLDER_MARKS it is under; imported tests not on a store go;
+    under pytest-xdist, serial tests first."""
     left_out = []
     for item in items:
         for folder in item.path.relative_to(HERE).parts[:-1]:
@@ -37,6 +40,7 @@ def pytest_collection_modifyitems(config, items):
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = [item for item in items if item not in left_out]
+    serial_first(config, items)
 
 
 def pytest_collection_finish(session):

@@ -34,6 +34,7 @@ def peak_rss_mb(pid):
     raise AssertionError("no VmHWM")
 
 
+@pytest.mark.serial  # a flood; its reads' latency and the peak RSS
 def test_a_post_flood_is_bounded_refused_with_retry_after_and_reads_go_on(servers):
     server = servers(**FLOOD_ENV)
     body = json.dumps(generate(FLOOD_RECORDS, seed=7)).encode()

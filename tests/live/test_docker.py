@@ -21,7 +21,7 @@ from growth_gevent.testing import RedisServer, free_port, wait_for
 
 from support import ROOT
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.serial]  # serial: a build, and docker stop's seconds
 
 # Beside the repository on the project's machines; a clean clone made elsewhere on one finds it at /work.
 STAND_IN_CANDIDATES = (ROOT.parent / "shared" / "docker" / "stand-in-base.sh",

@@ -323,6 +323,7 @@ def fsyncs(server):
     return float(re.search(r"^growth_journal_fsync_duration_seconds_count (\S+)$", scrape, re.MULTILINE).group(1))
 
 
+@pytest.mark.serial  # on disk within 1.5 s
 def test_everysec_fsyncs_once_a_second_what_it_acknowledged_and_always_before_each_answer(servers, tmp_path):
     always = servers(GROWTH_SNAPSHOT=str(tmp_path / "always.snapshot"))
     everysec = servers(GROWTH_SNAPSHOT=str(tmp_path / "everysec.snapshot"), GROWTH_FSYNC="everysec")

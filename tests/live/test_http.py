@@ -44,6 +44,7 @@ def test_a_header_block_over_the_limit_is_a_431(server):
     assert wait_for(lambda: closed_by_peer(sock))
 
 
+@pytest.mark.serial  # 300 connections; the slowest /ping under 0.5 s
 @pytest.mark.parametrize("server", [{"GROWTH_HEADER_TIMEOUT": "1"}], indirect=True)
 def test_slowloris_connections_are_cut_at_the_header_deadline_and_others_are_served(server):
     slow = [server.socket() for _ in range(300)]

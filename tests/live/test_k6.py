@@ -14,6 +14,8 @@ from tests.test_k6 import *  # noqa: F403
 
 from support import ROOT
 
+pytestmark = pytest.mark.serial  # each run's thresholds are on latencies
+
 # The smoke runs are against a server that requires a token for writes, which the scripts read from
 # GROWTH_API_TOKEN: without it every write would be a 401 and cross the failed-request thresholds.
 TOKEN = "k6-smoke-token-0123456789"

@@ -9,7 +9,11 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from support import ROOT, SAMPLE
+
+pytestmark = pytest.mark.serial  # the locustfile's bounds are on latencies
 
 LOCUST = pathlib.Path(sys.executable).parent / "locust"
 LOCUSTFILE = ROOT / "scripts" / "locustfile.py"

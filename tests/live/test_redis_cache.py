@@ -53,6 +53,7 @@ def test_the_cache_is_emptied_when_its_invalidations_are_cut_off(cached):
     wait_for(lambda: served_from_cache(store, KEY, direct), timeout=5)  # on again once reconnected
 
 
+@pytest.mark.serial  # 50 ms past the bound
 def test_a_cached_read_misses_no_write_acknowledged_longer_ago_than_the_bound(redis_server):
     redis_server.flush()
     bound = 0.5

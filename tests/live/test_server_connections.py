@@ -46,6 +46,7 @@ def rss_bytes(pid):
     return int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE).group(1)) * 1024
 
 
+@pytest.mark.serial  # thousands of connections, their ports from the range a RedisServer beside it binds in
 @pytest.mark.parametrize("server", [{"GROWTH_MAX_CONNECTIONS": str(IDLE_CAP)}], indirect=True)
 def test_thousands_of_idle_connections_are_held_past_five_seconds_the_cap_answers_503_a_stop_closes_them(server):
     idle = [server.socket() for _ in range(10)]  # the first connections warm the process up
@@ -179,6 +180,7 @@ def test_sigterm_lets_an_upload_whose_bytes_keep_arriving_finish(server):
     assert server.wait_exit(15) == 0
 
 
+@pytest.mark.serial  # the exit within 1 s
 def test_sigterm_closes_idle_and_stalled_connections_at_once(server):
     idle = server.connection()
     idle.request("GET", "/ping")
@@ -229,6 +231,7 @@ def settled(read, quiet_seconds=1.0, timeout=30):
     return last
 
 
+@pytest.mark.serial  # a flood of readers; the /ping p50 under 50 ms
 def test_readers_that_pipeline_and_never_read_are_built_few_pages_and_ping_stays_fast(server):
     payload = json.dumps(generate(42450, seed=2002)).encode()
     assert server.request("POST", "/api/v1/growth", payload, {"Content-Type": "application/json"})[0] == 202
