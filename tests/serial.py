@@ -15,10 +15,11 @@ import pytest
 
 
 def serial_first(config, items):
-    """Under pytest-xdist, the serial tests first: the scheduler's first batch, consecutive tests, a quarter
-    of a worker's share, holds them all, so that one worker runs them one after another and a module's
-    fixtures (the Docker image) are made once. (``--dist loadgroup`` would say it, but pytest-xdist 3.8
-    marks a group in ``item._nodeid``, which pytest 9.2 no longer reads.)"""
+    """Under pytest-xdist, the serial tests first: the scheduler hands a worker consecutive tests, the first
+    ones in one batch (a quarter of its share with ``--dist load``, half the suite with ``worksteal``), so
+    one worker runs them all, one after another, and a module's fixtures (the Docker image) are made once.
+    (``--dist loadgroup`` would say it, but pytest-xdist 3.8 marks a group in ``item._nodeid``, which
+    pytest 9.2 no longer reads.)"""
     if hasattr(config, "workerinput"):
         items.sort(key=lambda item: item.get_closest_marker("serial") is None)
 
