@@ -1,4 +1,5 @@
-"""Waiting for state: poll with a deadline, never a bare sleep."""
+"""Waiting for state: poll with a deadline, never a bare sleep. ``wait_for`` waits until something holds,
+``holds_for`` watches that something keeps holding, ``settled`` waits until a reading stops changing."""
 
 import time
 
@@ -13,3 +14,26 @@ def wait_for(predicate, timeout=10.0, interval=0.01):
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s: {predicate}")
         time.sleep(interval)  # between polls of a deadline-bounded wait
+
+
+def holds_for(predicate, seconds, interval=0.05):
+    """Poll ``predicate`` for ``seconds``, failing at the first false value: a watch for what must not happen."""
+    until = time.monotonic() + seconds
+    while True:
+        assert predicate(), f"stopped holding within {seconds}s: {predicate}"
+        if time.monotonic() >= until:
+            return
+        time.sleep(interval)  # between polls of a deadline-bounded watch
+
+
+def settled(read, quiet_seconds=1.0, timeout=30.0, interval=0.1):
+    """``read()`` once it has not changed for ``quiet_seconds``; fail if it still changes after ``timeout``."""
+    last, since = read(), time.monotonic()
+    deadline = since + timeout
+    while time.monotonic() - since < quiet_seconds:
+        assert time.monotonic() < deadline, f"still changing after {timeout} s: {last}"
+        time.sleep(interval)  # between polls of a deadline-bounded wait
+        now = read()
+        if now != last:
+            last, since = now, time.monotonic()
+    return last

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from growth_gevent.testing import LiveServer, closed_by_peer, read_response, wait_for
+from growth_gevent.testing import LiveServer, closed_by_peer, holds_for, read_response, settled, wait_for
 from scripts.generate_data import generate
 
 from raw_http import HOST, JSON, RECORD, post_head, put_record
@@ -125,11 +125,12 @@ def test_running_out_of_descriptors_is_one_log_line_and_a_pause_then_serving_aga
     assert server.wait_for_line("cannot accept connections: EMFILE; pausing accepting for 0.1s", 5)
     waiting = server.socket()
     waiting.sendall(b"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n")
-    held = time.monotonic() + 1  # out of descriptors for ten pauses, each ending in a failed accept()
-    while time.monotonic() < held:
+
+    def no_traceback():
         server.read_available_lines()
-        assert not [line for line in server.lines if "Traceback" in line], server.lines
-        time.sleep(0.05)  # between polls of a deadline-bounded watch
+        return not [line for line in server.lines if "Traceback" in line]
+
+    holds_for(no_traceback, 1)  # out of descriptors for ten pauses, each ending in a failed accept()
     for sock in flood:
         sock.close()
     assert read_response(waiting)[:3:2] == (200, b"pong")  # accepted from the backlog once room came back
@@ -216,19 +217,6 @@ def pages_built(server):
         if match and set(match.group(1).split(",")) == LIST_PAGE_LABELS:
             return int(float(match.group(2)))
     return 0
-
-
-def settled(read, quiet_seconds=1.0, timeout=30):
-    """``read()`` once it has not changed for ``quiet_seconds``."""
-    last, since = read(), time.monotonic()
-    deadline = since + timeout
-    while time.monotonic() - since < quiet_seconds:
-        assert time.monotonic() < deadline, f"still changing after {timeout} s: {last}"
-        time.sleep(0.1)  # between polls of a deadline-bounded wait
-        now = read()
-        if now != last:
-            last, since = now, time.monotonic()
-    return last
 
 
 @pytest.mark.serial  # a flood of readers; the /ping p50 under 50 ms
