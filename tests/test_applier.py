@@ -38,7 +38,7 @@ def test_wait_idle_times_out_while_a_job_is_blocked():
     gate = gevent.event.Event()
     applier = BulkApplier(lambda chunk: gate.wait(), chunk_size=2)
     applier.submit([1])
-    assert not applier.wait_idle(0.05)
+    assert not applier.wait_idle(0.01)
     gate.set()
     assert applier.wait_idle(5)
     applier.close()

@@ -103,7 +103,7 @@ def test_a_single_write_is_fsynced_at_once_not_at_a_timer(path, monkeypatch):
 @pytest.mark.parametrize("policy, fsyncs", [("everysec", 1), ("no", 0)])
 def test_everysec_acknowledges_before_the_fsync_which_follows_within_a_second_and_no_never_does(
         path, monkeypatch, policy, fsyncs):
-    monkeypatch.setattr(journal_module, "EVERYSEC_SECONDS", 0.02)  # the rule, not the second: a faster test
+    monkeypatch.setattr(journal_module, "EVERYSEC_SECONDS", 0.01)  # the rule, not the second: a faster test
     store = opened(path, policy)
     fsync = HeldFsync(monkeypatch)
     fsync.hold()
@@ -111,7 +111,8 @@ def test_everysec_acknowledges_before_the_fsync_which_follows_within_a_second_an
         store.put(KEY, 1)  # answered while an fsync would still be held
     assert records_of(store)[-1] == b'["put","A","B",1,1]'
     fsync.release.set()
-    wait_for(lambda: gevent.sleep(0.01) or fsync.calls == fsyncs, timeout=journal_module.EVERYSEC_SECONDS + 1)
+    wait_for(lambda: gevent.sleep(0.002) or fsync.calls == fsyncs, timeout=journal_module.EVERYSEC_SECONDS + 1,
+             interval=0)
     gevent.sleep(3 * journal_module.EVERYSEC_SECONDS)  # three more intervals: no other fsync comes
     assert fsync.calls == fsyncs
 

@@ -12,6 +12,12 @@ from support import WAIT_SECONDS, applier_paused, load, memory_store, post_recor
 RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year:year}"
 
 
+@pytest.fixture
+def client(store, config):
+    """An app of the test's own (not the module's shared one): its counts start at zero."""
+    return webtest.TestApp(create_app(store, config))
+
+
 def samples(client):
     response = client.get("/metrics")
     assert response.content_type == "text/plain"

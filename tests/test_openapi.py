@@ -1,5 +1,6 @@
-"""The OpenAPI document: valid, in step with the app's routes, and served as is (the fuzz that holds the app
-to it: tests/fuzz/test_openapi.py)."""
+"""The OpenAPI document: in step with the app's routes, and served as is (its validity against the OpenAPI
+schema, and the fuzz that holds the app to it: tests/fuzz/test_openapi.py, beside the other third-party
+OpenAPI tools, whose imports take half a second)."""
 
 import json
 import re
@@ -7,7 +8,6 @@ import re
 import falcon.inspect
 import pytest
 import webtest
-from openapi_spec_validator import validate
 
 from growth_gevent.app import create_app
 from growth_gevent.auth import WRITE_METHODS
@@ -34,7 +34,7 @@ def _app_operations(app):
     ``{year:int}`` are written ``{year}`` in OpenAPI.
     """
     return {(_CONVERTER.sub(r"{\1}", route.path), method.method)
-            for route in falcon.inspect.inspect_app(app).routes
+            for route in falcon.inspect.inspect_routes(app)
             for method in route.methods if not method.internal}
 
 
@@ -46,10 +46,6 @@ def app():
 
 
 class TestDocument:
-    def test_is_valid_openapi(self):
-        validate(DOCUMENT)  # raises on any violation of the OpenAPI 3.0 schema, or an unresolvable $ref
-        assert DOCUMENT["openapi"].startswith("3.")
-
     def test_file_is_plain_json_with_nothing_duplicated(self):
         def no_duplicates(pairs):
             keys = [key for key, _ in pairs]

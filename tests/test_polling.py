@@ -10,14 +10,14 @@ from growth_gevent.testing import holds_for, settled, wait_for
 
 def test_wait_for_answers_the_first_true_value_and_fails_past_its_timeout():
     calls = itertools.count()
-    assert wait_for(lambda: next(calls) >= 2 and "ready", timeout=1) == "ready"
-    with pytest.raises(AssertionError, match="condition not met within 0.02s"):
-        wait_for(lambda: False, timeout=0.02)
+    assert wait_for(lambda: next(calls) >= 2 and "ready", timeout=1, interval=0.001) == "ready"
+    with pytest.raises(AssertionError, match="condition not met within 0.01s"):
+        wait_for(lambda: False, timeout=0.01, interval=0.001)
 
 
 def test_holds_for_watches_the_whole_time_and_fails_at_the_first_false_value():
     calls = itertools.count()
-    holds_for(lambda: next(calls) >= 0, 0.05, interval=0.01)
+    holds_for(lambda: next(calls) >= 0, 0.01, interval=0.001)
     assert next(calls) > 2  # asked again and again, not once
     calls = itertools.count()
     with pytest.raises(AssertionError, match="stopped holding within 1s"):
@@ -27,7 +27,7 @@ def test_holds_for_watches_the_whole_time_and_fails_at_the_first_false_value():
 
 def test_settled_answers_a_reading_once_it_stops_changing_and_fails_if_it_never_does():
     readings = iter([1, 2, 3])
-    assert settled(lambda: next(readings, 3), quiet_seconds=0.03, interval=0.005) == 3
+    assert settled(lambda: next(readings, 3), quiet_seconds=0.01, interval=0.001) == 3
     changing = itertools.count()
-    with pytest.raises(AssertionError, match="still changing after 0.05 s"):
-        settled(lambda: next(changing), quiet_seconds=0.03, timeout=0.05, interval=0.005)
+    with pytest.raises(AssertionError, match="still changing after 0.02 s"):
+        settled(lambda: next(changing), quiet_seconds=0.01, timeout=0.02, interval=0.001)

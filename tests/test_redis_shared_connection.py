@@ -15,7 +15,7 @@ from fake_redis import Error
 from redis_support import TIMEOUT, in_greenlets
 
 LOST = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
-HANG_TIMEOUT = 0.2  # shorter than TIMEOUT: the fake is in this process, and the test waits it out
+HANG_TIMEOUT = 0.08  # shorter than TIMEOUT: the fake is in this process, and the test waits it out
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_a_lost_connection_fails_every_caller_waiting_and_the_next_call_connects
     assert shared.call("PING") == b"PONG"
     fake.hang()
     waiting = [gevent.spawn(shared.call, "ECHO", str(n)) for n in range(5)]
-    wait_for(lambda: gevent.sleep(0.001) or len(fake.commands) == 6)
+    wait_for(lambda: gevent.sleep(0.001) or len(fake.commands) == 6, interval=0.001)
     fake.cut()
     fake.resume()
     gevent.joinall(waiting)
