@@ -2,6 +2,7 @@
 waiting until a reading settles, each bounded by its deadline."""
 
 import itertools
+import time
 
 import pytest
 
@@ -10,9 +11,21 @@ from growth_gevent.testing import holds_for, settled, wait_for
 
 def test_wait_for_answers_the_first_true_value_and_fails_past_its_timeout():
     calls = itertools.count()
-    assert wait_for(lambda: next(calls) >= 2 and "ready", timeout=1, interval=0.001) == "ready"
+    assert wait_for(lambda: next(calls) >= 2 and "ready", timeout=1) == "ready"
     with pytest.raises(AssertionError, match="condition not met within 0.01s"):
-        wait_for(lambda: False, timeout=0.01, interval=0.001)
+        wait_for(lambda: False, timeout=0.01)
+
+
+def test_wait_for_polls_soon_at_first_then_every_interval():
+    calls = itertools.count()
+    started = time.monotonic()
+    wait_for(lambda: next(calls) >= 3, interval=1)
+    assert time.monotonic() - started < 0.5  # 1 + 2 + 4 ms of pauses, not three intervals
+    polls = []
+    with pytest.raises(AssertionError):
+        wait_for(lambda: polls.append(time.monotonic()), timeout=0.08, interval=0.02)
+    pauses = [later - earlier for earlier, later in itertools.pairwise(polls)]
+    assert pauses[0] < 0.01 and max(pauses) >= 0.02  # doubled up to the interval
 
 
 def test_holds_for_watches_the_whole_time_and_fails_at_the_first_false_value():

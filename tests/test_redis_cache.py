@@ -24,7 +24,6 @@ from redis_support import (
 SERIES = "growth:s:BRZ/NGDP_R"
 OTHER_SERIES = "growth:s:USA/NGDP_R"
 BOUND = 1.0
-POLL = 0.001  # between polls: the fake in this process answers within a millisecond
 
 
 class Reads:
@@ -69,7 +68,7 @@ def invalidate(fake, *keys):
 def test_the_cache_tracks_every_series_and_serves_a_value_read_again(fake, cache):
     reads = Reads(1.5)
     assert cache.get(SERIES, 2002, reads) == 1.5 and reads.count == 1
-    wait_for(lambda: from_cache(cache, SERIES, reads), interval=POLL)
+    wait_for(lambda: from_cache(cache, SERIES, reads))
     assert cache.get(SERIES, 2002, reads) == 1.5
     assert fake.commands[:3] == [(b"CLIENT", b"ID"), (b"CLIENT", b"TRACKING", b"on", b"REDIRECT", b"7", b"BCAST",
                                                     b"PREFIX", b"growth:s:"), (b"SUBSCRIBE", INVALIDATIONS.encode())]
@@ -81,21 +80,21 @@ def cached_series(cache, *series):
     for name in series:
         cache.get(name, 2002, reads[name])
     for name in series:
-        wait_for(lambda: from_cache(cache, name, reads[name]), interval=POLL)  # noqa: B023 -- called at once
+        wait_for(lambda: from_cache(cache, name, reads[name]))  # noqa: B023 -- called before the next name
     return reads
 
 
 def test_an_invalidation_drops_the_series_it_names_and_no_other(fake, cache):
     reads = cached_series(cache, SERIES, OTHER_SERIES)
     invalidate(fake, SERIES)
-    wait_for(lambda: not from_cache(cache, SERIES, reads[SERIES]), interval=POLL)
+    wait_for(lambda: not from_cache(cache, SERIES, reads[SERIES]))
     assert from_cache(cache, OTHER_SERIES, reads[OTHER_SERIES])
 
 
 def test_an_invalidation_of_every_key_empties_the_cache(fake, cache):
     reads = cached_series(cache, SERIES, OTHER_SERIES)
     invalidate(fake)  # what FLUSHALL sends
-    wait_for(lambda: not from_cache(cache, SERIES, reads[SERIES]), interval=POLL)
+    wait_for(lambda: not from_cache(cache, SERIES, reads[SERIES]))
     assert not from_cache(cache, OTHER_SERIES, reads[OTHER_SERIES])
 
 
@@ -104,7 +103,7 @@ def test_a_value_invalidated_while_it_was_read_is_not_kept(fake, cache):
 
     def read_as_it_changes():
         invalidate(fake, SERIES)
-        wait_for(lambda: gevent.sleep(0.001) or SERIES not in cache._series, interval=POLL)
+        wait_for(lambda: gevent.sleep(0.001) or SERIES not in cache._series)
         return 2
 
     cache.forget(SERIES)
@@ -128,7 +127,7 @@ def test_a_cached_value_is_served_only_while_a_ping_sent_within_the_bound_was_an
     clock.now += 0.001
     assert not from_cache(cache, SERIES, reads)
     fake.resume()
-    wait_for(lambda: from_cache(cache, SERIES, reads), interval=POLL)  # the PING that the late read asked for, answered
+    wait_for(lambda: from_cache(cache, SERIES, reads))  # the PING that the late read asked for, answered
 
 
 def test_a_ping_unanswered_for_the_timeout_cuts_the_connection_and_the_cache_starts_again_empty(fake, cache,
@@ -137,15 +136,14 @@ def test_a_ping_unanswered_for_the_timeout_cuts_the_connection_and_the_cache_sta
     pings = fake.commands.count((b"PING",))
     fake.hang()
     clock.now += BOUND + 0.001  # a read asks for a PING, not answered
-    wait_for(lambda: not from_cache(cache, SERIES, reads) and fake.commands.count((b"PING",)) == pings + 1,
-             interval=POLL)
+    wait_for(lambda: not from_cache(cache, SERIES, reads) and fake.commands.count((b"PING",)) == pings + 1)
     clock.now += TIMEOUT + 0.001
     cache.get(SERIES, 2002, reads)  # asks for a PING again: the one unanswered is too old
-    wait_for(lambda: gevent.sleep(0.001) or fake.commands[-1] == (b"CLIENT", b"ID"), interval=POLL)  # connecting again
+    wait_for(lambda: gevent.sleep(0.001) or fake.commands[-1] == (b"CLIENT", b"ID"))  # connecting again
     assert fake.connections == 2
     fake.resume()
     before = reads.count
-    wait_for(lambda: from_cache(cache, SERIES, reads), interval=POLL)
+    wait_for(lambda: from_cache(cache, SERIES, reads))
     assert reads.count == before + 1  # emptied when connected again: read once more
 
 
@@ -153,9 +151,9 @@ def test_a_lost_connection_empties_the_cache_which_connects_again(fake, cache, c
     caplog.set_level(logging.INFO, logger="growth_gevent")
     reads = cached_series(cache, SERIES)[SERIES]
     fake.cut()
-    wait_for(lambda: gevent.sleep(0.001) or fake.connections == 2, interval=POLL)
+    wait_for(lambda: gevent.sleep(0.001) or fake.connections == 2)
     before = reads.count
-    wait_for(lambda: from_cache(cache, SERIES, reads), interval=POLL)
+    wait_for(lambda: from_cache(cache, SERIES, reads))
     assert reads.count == before + 1
     assert "read cache off until its connection to Redis is back" in caplog.text
     assert "read cache on again" in caplog.text
@@ -168,7 +166,7 @@ def test_a_redis_that_refuses_tracking_sends_every_read_to_redis(fake, clock, ca
     try:
         reads = Reads(1)
         cache.get(SERIES, 2002, reads)
-        wait_for(lambda: gevent.sleep(0.001) or "read cache off: Redis refused it" in caplog.text, interval=POLL)
+        wait_for(lambda: gevent.sleep(0.001) or "read cache off: Redis refused it" in caplog.text)
         assert not any(from_cache(cache, SERIES, reads) for _ in range(5))
         assert fake.connections == 1  # not asked again
     finally:

@@ -47,7 +47,7 @@ def test_a_lost_connection_fails_every_caller_waiting_and_the_next_call_connects
     assert shared.call("PING") == b"PONG"
     fake.hang()
     waiting = [gevent.spawn(shared.call, "ECHO", str(n)) for n in range(5)]
-    wait_for(lambda: gevent.sleep(0.001) or len(fake.commands) == 6, interval=0.001)
+    wait_for(lambda: gevent.sleep(0.001) or len(fake.commands) == 6)
     fake.cut()
     fake.resume()
     gevent.joinall(waiting)

@@ -3,17 +3,24 @@
 
 import time
 
+# wait_for's first pause; each next one is twice as long, up to its interval.
+FIRST_PAUSE_SECONDS = 0.001
+
 
 def wait_for(predicate, timeout=10.0, interval=0.01):
-    """Poll ``predicate`` until it returns a true value, or fail after ``timeout`` seconds."""
+    """Poll ``predicate`` until it returns a true value, or fail after ``timeout`` seconds. The pauses
+    between polls start at a millisecond and double up to ``interval``: what happens at once (a greenlet
+    or a fake in this process) is seen at once, and a long wait still polls every ``interval``."""
     deadline = time.monotonic() + timeout
+    pause = min(FIRST_PAUSE_SECONDS, interval)
     while True:
         result = predicate()
         if result:
             return result
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s: {predicate}")
-        time.sleep(interval)  # between polls of a deadline-bounded wait
+        time.sleep(pause)  # between polls of a deadline-bounded wait
+        pause = min(pause * 2, interval)
 
 
 def holds_for(predicate, seconds, interval=0.05):
