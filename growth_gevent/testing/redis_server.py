@@ -20,6 +20,7 @@ START_SECONDS = 10
 # bind, nor while a stopped server waits to come back on it, however many connections run beside it.
 EPHEMERAL_RANGE = pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range")
 EPHEMERAL_LOW = 32768
+PORT_TRIES = 1000  # random picks before free_port gives up: only a range all but full runs out
 LOG_LINES = 5  # of redis-server's output, in the error when it exits at start
 
 
@@ -29,7 +30,7 @@ def free_port():
     low = int(EPHEMERAL_RANGE.read_text().split()[0]) if EPHEMERAL_RANGE.exists() else EPHEMERAL_LOW
     ports = range(1024, low) if low > 1024 else range(1024, 65536)
     choose = random.SystemRandom()
-    while True:
+    for _ in range(PORT_TRIES):
         port = choose.choice(ports)
         with socket.socket() as probe:
             try:
@@ -37,6 +38,7 @@ def free_port():
             except OSError:
                 continue
             return port
+    raise RuntimeError(f"no free loopback port in {ports} after {PORT_TRIES} tries")
 
 
 def open_redis_store(url, **options):

@@ -1,12 +1,13 @@
 """growth_gevent.testing is importable by tests and the bench alike, and stays out of the service's way."""
 
+import contextlib
 import socket
 import subprocess
 import sys
 
 import pytest
 
-from growth_gevent.testing import RedisServer, free_port
+from growth_gevent.testing import RedisServer, free_port, redis_server
 from growth_gevent.testing.redis_server import EPHEMERAL_RANGE
 
 from support import ROOT
@@ -34,6 +35,16 @@ def test_free_ports_are_below_the_range_the_kernel_hands_out_and_differ():
     ports = [free_port() for _ in range(50)]
     assert all(1024 <= port < low for port in ports)
     assert len(set(ports)) > 40
+
+
+def test_free_port_gives_up_when_every_port_below_the_range_is_taken(tmp_path, monkeypatch):
+    (tmp_path / "range").write_text("1025\t60999\n")  # below it: port 1024 alone
+    monkeypatch.setattr(redis_server, "EPHEMERAL_RANGE", tmp_path / "range")
+    with socket.socket() as taken:
+        with contextlib.suppress(OSError):  # taken already, by another process
+            taken.bind(("127.0.0.1", 1024))
+        with pytest.raises(RuntimeError, match=r"no free loopback port in range\(1024, 1025\) after 1000 tries"):
+            free_port()
 
 
 def test_a_redis_server_that_cannot_bind_says_why():
