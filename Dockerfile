@@ -32,7 +32,7 @@ COPY growth_gevent /src/growth_gevent
 RUN rm -rf /deps/memory/jinja2 /deps/memory/jinja2-*.dist-info /deps/memory/markupsafe \
         /deps/memory/markupsafe-*.dist-info \
     && PYTHONPATH=/deps/memory:/src python -c "import swagger_ui_bundle; \
-from growth_gevent.swagger_ui import BUNDLE_ASSETS; \
+from growth_gevent.api.swagger_ui import BUNDLE_ASSETS; \
 [file.unlink() for file in swagger_ui_bundle.swagger_ui_path.iterdir() if file.name not in BUNDLE_ASSETS]"
 
 FROM python:3.11-slim AS memory

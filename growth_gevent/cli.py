@@ -13,20 +13,20 @@ from collections.abc import Mapping, Sequence
 import gevent
 
 from . import __version__, upload
-from .app import create_app
-from .auth import warn_if_open
+from .api.app import create_app
+from .api.auth import warn_if_open
 from .config import SETTINGS, Config, ConfigError, Setting
+from .core.logs import configure_logging
+from .core.records import InvalidRecord
+from .durability.journaled import JournaledStore
+from .durability.replay import JournalDamaged
+from .durability.snapshot import SnapshotError, SnapshotLock, Snapshotter
+from .http.server import listen, make_server
 from .initial_data import PreloadWatch, recover_journaled, seed_store
-from .lifecycle import serve
-from .logs import configure_logging
-from .records import InvalidRecord
-from .replay import JournalDamaged
-from .server import listen, make_server
-from .snapshot import SnapshotError, SnapshotLock, Snapshotter
+from .ops.lifecycle import serve
+from .ops.workers import run_workers
 from .stores.base import Store, StoreUnavailable
-from .stores.journaled import JournaledStore
 from .stores.memory import MemoryStore
-from .workers import run_workers
 
 log = logging.getLogger("growth_gevent")
 

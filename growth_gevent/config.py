@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .durability.journal import FSYNC_POLICIES
+
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 # What the Redis store imports; the Docker image's default target leaves them out.
 REDIS_CLIENT = ("redis", "hiredis")
@@ -42,7 +44,6 @@ DEFAULT_SNAPSHOT_INTERVAL = 60.0
 # Below this an idle server would spend its time checking whether anything changed.
 MIN_SNAPSHOT_INTERVAL = 1.0
 DEFAULT_STOP_WRITES_ON_SNAPSHOT_ERROR = True
-FSYNC_POLICIES = ("always", "everysec", "no")  # growth_gevent.journal's
 DEFAULT_FSYNC = "always"
 DEFAULT_METRICS = True
 DEFAULT_WORKERS = 1

@@ -8,10 +8,10 @@ import time
 import gevent
 import ujson
 
-from .journal import SEGMENT_INFIX
-from .logs import ThrottledLog
-from .records import InvalidRecord, parse_records
-from .snapshot import load_snapshot, read_snapshot
+from .core.logs import ThrottledLog
+from .core.records import InvalidRecord, parse_records
+from .durability.journal import SEGMENT_INFIX
+from .durability.snapshot import load_snapshot, read_snapshot
 from .stores.base import StoreUnavailable
 
 log = logging.getLogger("growth_gevent")

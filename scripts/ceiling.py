@@ -14,8 +14,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from growth_gevent.cli import open_store  # noqa: E402
 from growth_gevent.config import Config  # noqa: E402
-from growth_gevent.lifecycle import serve  # noqa: E402
-from growth_gevent.server import listen, make_server  # noqa: E402
+from growth_gevent.http.server import listen, make_server  # noqa: E402
+from growth_gevent.ops.lifecycle import serve  # noqa: E402
 
 BODY = b'{"Country":"BRZ","Indicator":"NGDP_R","Value":183.26,"Year":2002}'
 HEADERS = [("Content-Type", "application/json"), ("Content-Length", str(len(BODY)))]

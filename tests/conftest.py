@@ -15,7 +15,7 @@ import pathlib
 import pytest
 import webtest
 
-from growth_gevent.app import create_app
+from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 
 from fake_redis import FakeRedis

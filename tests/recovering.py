@@ -3,10 +3,10 @@
 import os
 
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
-from growth_gevent.journal import segment_path
-from growth_gevent.replay import read_segment
-from growth_gevent.snapshot import load_snapshot
-from growth_gevent.stores.journaled import JournaledStore
+from growth_gevent.durability.journal import segment_path
+from growth_gevent.durability.journaled import JournaledStore
+from growth_gevent.durability.replay import read_segment
+from growth_gevent.durability.snapshot import load_snapshot
 
 KEY = ("A", "B", 1)
 

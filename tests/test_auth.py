@@ -6,9 +6,9 @@ import logging
 import pytest
 import webtest
 
-from growth_gevent import auth
-from growth_gevent.app import create_app
-from growth_gevent.auth import RequireToken, is_loopback, warn_if_open
+from growth_gevent.api import auth
+from growth_gevent.api.app import create_app
+from growth_gevent.api.auth import RequireToken, is_loopback, warn_if_open
 from growth_gevent.config import Config, ConfigError
 
 TOKEN = "s3cret-token-of-32-characters-xx"

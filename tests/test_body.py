@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from growth_gevent.body import parse_json
-from growth_gevent.records import MAX_YEAR
+from growth_gevent.api.body import parse_json
+from growth_gevent.core.records import MAX_YEAR
 
 from support import load
 

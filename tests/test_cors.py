@@ -3,7 +3,7 @@
 import pytest
 import webtest
 
-from growth_gevent.app import create_app
+from growth_gevent.api.app import create_app
 from growth_gevent.config import Config, ConfigError
 
 from support import memory_store

@@ -6,12 +6,12 @@ import pytest
 import ujson
 import webtest
 
-from growth_gevent import csv_format
-from growth_gevent.app import create_app
-from growth_gevent.body import BulkParser
+from growth_gevent.api import csv_format
+from growth_gevent.api.app import create_app
+from growth_gevent.api.body import BulkParser
+from growth_gevent.api.csv_format import InvalidCSV, parse_records, rows_at_most, write
 from growth_gevent.config import Config
-from growth_gevent.csv_format import InvalidCSV, parse_records, rows_at_most, write
-from growth_gevent.records import InvalidRecord
+from growth_gevent.core.records import InvalidRecord
 from growth_gevent.testing import LiveServer
 
 from support import load, memory_store

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from growth_gevent.cursor import InvalidCursor, decode_cursor, encode_cursor
+from growth_gevent.api.cursor import InvalidCursor, decode_cursor, encode_cursor
 
 
 @pytest.mark.parametrize("key", [("BRZ", "NGDP_R", 2002), ("CÔTE D’IVOIRE", "\U0001F600", -(10 ** 30)),

@@ -7,8 +7,8 @@ import falcon
 import gevent.socket
 
 from growth_gevent.config import Config
-from growth_gevent.logs import LogfmtFormatter, RequestIdFilter
-from growth_gevent.server import listen, make_server
+from growth_gevent.core.logs import LogfmtFormatter, RequestIdFilter
+from growth_gevent.http.server import listen, make_server
 from growth_gevent.testing import read_response
 
 ROUTER_ID = "7f1c4e0a-9b2d-4c1e-8f3a-2d6b5e9c0a11"

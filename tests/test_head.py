@@ -9,8 +9,8 @@ import tomllib
 
 import pytest
 
-from growth_gevent import head
 from growth_gevent.config import DEFAULT_MAX_HEADER_BYTES
+from growth_gevent.http import head
 
 REQUESTS = pathlib.Path(__file__).parent / "requests"
 # The invalid corpus runs with a small header budget, so that a 431 case stays a small file.

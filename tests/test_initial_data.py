@@ -8,8 +8,8 @@ import re
 import pytest
 
 from growth_gevent.config import Config
+from growth_gevent.core.records import InvalidRecord
 from growth_gevent.initial_data import PreloadWatch, read_preload, seed_store
-from growth_gevent.records import InvalidRecord
 
 from support import SAMPLE, memory_store
 

@@ -10,11 +10,11 @@ import pytest
 import webtest
 from test_metrics import samples
 
-from growth_gevent import journal as journal_module
-from growth_gevent.app import create_app
+from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.journal import JournalFailed, segment_numbers, segment_path
-from growth_gevent.snapshot import (
+from growth_gevent.durability import journal as journal_module
+from growth_gevent.durability.journal import JournalFailed, segment_numbers, segment_path
+from growth_gevent.durability.snapshot import (
     SnapshotLock,
     Snapshotter,
     load_snapshot,

@@ -1,6 +1,6 @@
 import logging
 
-from growth_gevent.logs import LogfmtFormatter, ThrottledLog, logfmt_value
+from growth_gevent.core.logs import LogfmtFormatter, ThrottledLog, logfmt_value
 
 
 def test_plain_values_stay_bare_and_others_are_quoted():

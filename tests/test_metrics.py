@@ -4,7 +4,7 @@ import pytest
 import webtest
 from prometheus_client.parser import text_string_to_metric_families
 
-from growth_gevent.app import create_app
+from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 
 from support import WAIT_SECONDS, applier_paused, load, memory_store, post_records

@@ -9,13 +9,13 @@ import falcon.inspect
 import pytest
 import webtest
 
-from growth_gevent.app import create_app
-from growth_gevent.auth import WRITE_METHODS
+from growth_gevent.api.app import create_app
+from growth_gevent.api.auth import WRITE_METHODS
 from growth_gevent.config import Config
 
 from support import ROOT, memory_store
 
-DOCUMENT_PATH = ROOT / "growth_gevent" / "openapi.json"
+DOCUMENT_PATH = ROOT / "growth_gevent" / "api" / "openapi.json"
 DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _CONVERTER = re.compile(r"\{(\w+):[^}]*\}")

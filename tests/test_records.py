@@ -1,7 +1,7 @@
 import pytest
 from gevent.pywsgi import MAX_REQUEST_LINE
 
-from growth_gevent.records import (
+from growth_gevent.core.records import (
     MAX_NAME_URL_BYTES,
     YEAR_URL_BYTES,
     InvalidRecord,
@@ -58,7 +58,7 @@ def test_as_record_is_the_challenge_shape():
 
 
 def test_parse_records_pauses_between_slices_and_still_names_the_global_index():
-    from growth_gevent.records import PAUSE_EVERY
+    from growth_gevent.core.records import PAUSE_EVERY
     good = {"Country": "a", "Indicator": "y", "Value": 2.5, "Year": 1}
     pauses = []
     assert len(parse_records([good] * (2 * PAUSE_EVERY + 1), pause=lambda: pauses.append(1))) == 2 * PAUSE_EVERY + 1

@@ -7,8 +7,8 @@ import pathlib
 import gevent
 import pytest
 
-from growth_gevent.journal import frame, put_record, segment_numbers, segment_path
-from growth_gevent.replay import JournalDamaged, QueuedJob
+from growth_gevent.durability.journal import frame, put_record, segment_numbers, segment_path
+from growth_gevent.durability.replay import JournalDamaged, QueuedJob
 
 from recovering import KEY, crashed, opened
 

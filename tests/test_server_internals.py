@@ -1,4 +1,4 @@
-"""The pywsgi internals that growth_gevent/handler.py and server.py rely on (its docstring lists them).
+"""The pywsgi internals that growth_gevent/http/handler.py and server.py rely on (its docstring lists them).
 
 A gevent upgrade that renames or reshapes one of them fails here, by name, rather than as a subtle
 change of behaviour on the wire.
@@ -10,7 +10,7 @@ import pytest
 from gevent import pywsgi
 from gevent.server import StreamServer
 
-from growth_gevent.handler import GrowthHandler
+from growth_gevent.http.handler import GrowthHandler
 
 HANDLER_METHODS = ["get_environ", "read_requestline", "read_request", "MessageClass", "handle_one_request", "handle",
                    "_handle_client_error", "_send_error_response_if_possible", "_write_with_headers",

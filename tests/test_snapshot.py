@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from growth_gevent import snapshot as snapshot_module
-from growth_gevent.logs import ThrottledLog
-from growth_gevent.snapshot import (
+from growth_gevent.core.logs import ThrottledLog
+from growth_gevent.durability import snapshot as snapshot_module
+from growth_gevent.durability.snapshot import (
     FORMAT,
     SnapshotError,
     SnapshotInUse,

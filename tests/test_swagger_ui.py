@@ -10,8 +10,8 @@ import pytest
 import swagger_ui_bundle
 import webtest
 
-from growth_gevent import swagger_ui
-from growth_gevent.app import create_app
+from growth_gevent.api import swagger_ui
+from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 
 from support import memory_store

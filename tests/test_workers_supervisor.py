@@ -5,8 +5,8 @@ import signal
 import gevent
 import pytest
 
-from growth_gevent import workers
-from growth_gevent.workers import Supervisor
+from growth_gevent.ops import workers
+from growth_gevent.ops.workers import Supervisor
 
 
 def exited(code):

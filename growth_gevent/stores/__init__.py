@@ -1,1 +1,5 @@
-"""The stores behind one contract (base.py): in memory for one process, Redis for several."""
+"""The stores behind one contract (``base``): in memory for one process (``memory``, with its background
+bulk ``applier``), Redis for several (``redis/``). They know nothing of HTTP.
+
+May import: ``core``.
+"""

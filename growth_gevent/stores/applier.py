@@ -5,7 +5,7 @@ import gevent
 from gevent.event import Event
 from gevent.queue import SimpleQueue
 
-from ..loop import let_io_run
+from ..core.loop import let_io_run
 from .base import BulkStatus
 
 

@@ -1,13 +1,13 @@
 """The store contract: what the resources need of a store, the errors it raises, the bulk status it reports.
 
-Keys are ``(COUNTRY, INDICATOR, year)`` tuples from :func:`growth_gevent.records.make_key`; values are
+Keys are ``(COUNTRY, INDICATOR, year)`` tuples from :func:`growth_gevent.core.records.make_key`; values are
 finite JSON numbers. A store knows nothing of HTTP.
 """
 
 import abc
 from dataclasses import dataclass
 
-from ..records import Key, Number, Record
+from ..core.records import Key, Number, Record
 
 IDLE = "idle"
 IN_PROGRESS = "in progress"

@@ -20,10 +20,10 @@ from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import validate
 from schemathesis.config import SchemathesisConfig
 
-from growth_gevent.app import create_app
+from growth_gevent.api.app import create_app
+from growth_gevent.api.cursor import encode_cursor
+from growth_gevent.api.resources import MAX_OFFSET, ROOT_METHODS
 from growth_gevent.config import Config
-from growth_gevent.cursor import encode_cursor
-from growth_gevent.resources import MAX_OFFSET, ROOT_METHODS
 from tests.test_openapi import _CONVERTER, DOCUMENT, DOCUMENT_PATH, HTTP_METHODS, _document_operations
 
 from support import make_store

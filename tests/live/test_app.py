@@ -5,8 +5,8 @@ takes a store, again on Redis (tests/live/conftest.py)."""
 
 import webtest
 
-from growth_gevent.app import create_app
-from growth_gevent.responses import RETRY_AFTER_SECONDS
+from growth_gevent.api.app import create_app
+from growth_gevent.http.responses import RETRY_AFTER_SECONDS
 from growth_gevent.testing import RedisServer, open_redis_store
 from tests.test_app import *  # noqa: F403
 

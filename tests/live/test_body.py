@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from growth_gevent.records import MAX_YEAR
+from growth_gevent.core.records import MAX_YEAR
 from tests.test_body import *  # noqa: F403
 
 

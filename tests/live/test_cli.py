@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from growth_gevent.snapshot import read_snapshot, write_snapshot
+from growth_gevent.durability.snapshot import read_snapshot, write_snapshot
 from growth_gevent.testing import open_redis_store, start_fails, wait_for
 from scripts.generate_data import generate
 from tests.test_cli import *  # noqa: F403

@@ -16,7 +16,7 @@ import time
 import pytest
 from test_readme import run_walkthrough
 
-from growth_gevent.swagger_ui import BUNDLE_ASSETS
+from growth_gevent.api.swagger_ui import BUNDLE_ASSETS
 from growth_gevent.testing import RedisServer, free_port, wait_for
 
 from support import ROOT

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from growth_gevent.snapshot import read_snapshot, write_snapshot
+from growth_gevent.durability.snapshot import read_snapshot, write_snapshot
 from growth_gevent.testing import RedisServer, start_fails, wait_for
 
 from support import SAMPLE

@@ -7,7 +7,7 @@ import gevent
 import pytest
 import webtest
 
-from growth_gevent.app import create_app
+from growth_gevent.api.app import create_app
 from growth_gevent.testing import RedisServer, wait_for
 
 from redis_support import KEY, open_store

@@ -6,7 +6,7 @@ import logging
 import pytest
 import webtest
 
-from growth_gevent.app import create_app
+from growth_gevent.api.app import create_app
 from growth_gevent.stores.base import COMPLETE
 from growth_gevent.stores.redis import store as store_module
 from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS

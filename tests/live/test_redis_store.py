@@ -8,8 +8,8 @@ import time
 import pytest
 import webtest
 
-from growth_gevent.app import create_app
-from growth_gevent.responses import RETRY_AFTER_SECONDS
+from growth_gevent.api.app import create_app
+from growth_gevent.http.responses import RETRY_AFTER_SECONDS
 from growth_gevent.stores.base import BulkQueueFull, StoreFull, StoreUnavailable
 from growth_gevent.testing import open_redis_store, wait_for
 

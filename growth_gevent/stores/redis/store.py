@@ -18,8 +18,8 @@ from gevent.event import Event
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ...logs import ThrottledLog
-from ...loop import let_io_run
+from ...core.logs import ThrottledLog
+from ...core.loop import let_io_run
 from ..base import BulkQueueFull, BulkStatus, Store, StoreFull, StoreUnavailable
 from . import scripts
 from .cache import ReadCache

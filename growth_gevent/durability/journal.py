@@ -20,7 +20,7 @@ were applied, so that replay reaches the state the store had. A segment's header
 queued when it began, with the records they had left (``offset``: how many were applied before), so
 that the segments before it are not needed once a snapshot holds what they did.
 
-growth_gevent.replay reads it back. Writes are group-committed: :meth:`Journal.append` adds a record to
+growth_gevent.durability.replay reads it back. Writes are group-committed: :meth:`Journal.append` adds a record to
 the pending batch without yielding; one flusher greenlet writes the batch (and fsyncs it, by the
 policy) in gevent's thread pool and wakes every waiter of it; records appended meanwhile make the next
 batch.
@@ -40,10 +40,9 @@ import gevent
 import ujson
 from gevent.event import Event
 
-from .config import FSYNC_POLICIES
-
 log = logging.getLogger("growth_gevent")
 
+FSYNC_POLICIES = ("always", "everysec", "no")
 ALWAYS, EVERYSEC, NO = FSYNC_POLICIES
 EVERYSEC_SECONDS = 1.0
 FRAME = struct.Struct("<II")

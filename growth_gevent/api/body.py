@@ -9,11 +9,11 @@ import sys
 import falcon
 from gevent.lock import Semaphore
 
+from ..core.loop import let_io_run
+from ..core.records import parse_records, underflows
+from ..http.head import ContentTooLarge
+from ..http.responses import RETRY_AFTER_SECONDS
 from . import csv_format
-from .head import ContentTooLarge
-from .loop import let_io_run
-from .records import parse_records, underflows
-from .responses import RETRY_AFTER_SECONDS
 
 _READ_BLOCK = 64 * 1024
 # How long a bulk POST waits for its process's one parse slot before a 503: a few parses of the

@@ -15,12 +15,8 @@ import io
 import re
 from typing import BinaryIO
 
-from gevent.pywsgi import MAX_REQUEST_LINE as _PYWSGI_MAX_REQUEST_LINE
+from ..core.records import MAX_REQUEST_LINE
 
-# Longest request line read, its line end included; from this many bytes on it is a 414. pywsgi's
-# bound, stated here so that what depends on it (records.py: the longest addressable name) reads it
-# from the parser rather than from pywsgi.
-MAX_REQUEST_LINE: int = _PYWSGI_MAX_REQUEST_LINE
 MAX_HEADER_FIELDS = 100  # gunicorn's limit_request_fields
 
 _TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"

@@ -26,10 +26,10 @@ import ujson
 from gevent.event import Event
 from gevent.lock import Semaphore
 
+from ..core.logs import ThrottledLog
+from ..core.records import check_name, is_finite_number
 from .journal import JournalFailed
-from .logs import ThrottledLog
-from .records import check_name, is_finite_number
-from .stores.journaled import JournaledStore
+from .journaled import JournaledStore
 
 FORMAT = "growth-gevent-snapshot"
 VERSION = 1

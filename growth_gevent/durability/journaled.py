@@ -2,7 +2,9 @@
 
 import collections
 
-from ..journal import (
+from ..stores.base import WritesRefused
+from ..stores.memory import MemoryStore
+from .journal import (
     Journal,
     JournalFailed,
     applied_record,
@@ -12,13 +14,11 @@ from ..journal import (
     segment_numbers,
     segment_record,
 )
-from ..replay import QueuedJob, replay
-from .base import WritesRefused
-from .memory import MemoryStore
+from .replay import QueuedJob, replay
 
 
 class JournaledStore(MemoryStore):
-    """A :class:`MemoryStore` whose writes are logged (:mod:`growth_gevent.journal`) before they return.
+    """A :class:`MemoryStore` whose writes are logged (:mod:`growth_gevent.durability.journal`) before they return.
 
     What keeps the memory store lock-free stays true: a write is applied and its record appended in
     one step that does not yield; only then, outside that step, does the write wait for its batch to

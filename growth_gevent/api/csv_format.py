@@ -2,7 +2,7 @@
 ``Country,Indicator,Value,Year`` rows, and bulk loads read from them.
 
 Nothing here knows HTTP: a body that is not CSV raises :class:`InvalidCSV`, a row that is not a valid
-record :class:`~growth_gevent.records.InvalidRecord`; the caller maps them (400, 422).
+record :class:`~growth_gevent.core.records.InvalidRecord`; the caller maps them (400, 422).
 """
 
 import csv
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import ujson
 
-from .records import MAX_YEAR, PAUSE_EVERY, InvalidRecord, check_name, check_year, is_finite_number, underflows
+from ..core.records import MAX_YEAR, PAUSE_EVERY, InvalidRecord, check_name, check_year, is_finite_number, underflows
 
 MEDIA_TYPE = "text/csv"
 # RFC 4180's default charset is US-ASCII: names may be any Unicode, so say what the bytes are.

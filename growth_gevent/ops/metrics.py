@@ -24,8 +24,8 @@ from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.utils import floatToGoString
 
-from .journal import FSYNC_BUCKETS
-from .stores.base import StoreUnavailable
+from ..durability.journal import FSYNC_BUCKETS
+from ..stores.base import StoreUnavailable
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # prometheus-client's own variable: the folder of the multiprocess files, set by the supervisor (workers.py).

@@ -5,14 +5,14 @@ import re
 
 import falcon
 
+from ..core.records import InvalidRecord
+from ..http.responses import RETRY_AFTER_SECONDS, message_body
+from ..ops.metrics import Metrics
+from ..stores.base import BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
 from . import resources, swagger_ui
 from .auth import RequireToken, configured_tokens
 from .body import BodyBudget, BulkParser
 from .cors import CORS
-from .metrics import Metrics
-from .records import InvalidRecord
-from .responses import RETRY_AFTER_SECONDS, message_body
-from .stores.base import BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
 
 # Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
 _YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")

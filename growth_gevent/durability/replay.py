@@ -1,4 +1,4 @@
-"""Reading the journal back (growth_gevent.journal writes it): torn tails, damage, and replay.
+"""Reading the journal back (growth_gevent.durability.journal writes it): torn tails, damage, and replay.
 
 A bad record whose frame reaches the end of its file (or is followed by zeros only) is a torn tail,
 what a crash in the middle of a write leaves: dropped with a warning, as Redis's ``aof-load-truncated``.

@@ -7,10 +7,10 @@ from urllib.parse import urlencode
 import falcon
 import ujson
 
+from ..core.records import InvalidRecord, as_record, check_name, check_year, make_key, parse_value_update
 from . import csv_format
 from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
 from .cursor import InvalidCursor, decode_cursor, encode_cursor
-from .records import InvalidRecord, as_record, check_name, check_year, make_key, parse_value_update
 
 # The challenge's probe record: the bulk status shows its value as "test value".
 PROBE_RECORD_KEY = make_key("BRZ", "NGDP_R", 2002)

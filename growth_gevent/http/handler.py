@@ -40,6 +40,7 @@ import gevent
 from gevent import monkey
 from gevent.pywsgi import Input, OldMessage, WSGIHandler
 
+from ..core.logs import request_id
 from .head import (
     Refusal,
     check_chunk_size,
@@ -49,7 +50,6 @@ from .head import (
     read_fields,
     read_request_line,
 )
-from .logs import request_id
 from .responses import (
     APPLICATION_ERRORS,
     message_body,

@@ -19,8 +19,8 @@ from gevent.baseserver import parse_address
 from gevent.pool import Pool
 from gevent.pywsgi import WSGIServer
 
+from ..core.logs import ThrottledLog
 from .handler import GrowthHandler, http_log
-from .logs import ThrottledLog
 
 # Above the default of 128 so that 1000 clients connecting at once are queued, not dropped.
 LISTEN_BACKLOG = 2048
