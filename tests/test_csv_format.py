@@ -1,6 +1,10 @@
 """CSV for tabular clients: the format itself, the list and series answered as CSV when asked, the bulk
 POST read from CSV under the JSON body's limits, and pandas reading a live server as a user would."""
 
+import csv
+import io
+from urllib.parse import quote
+
 import falcon
 import pytest
 import ujson
@@ -255,6 +259,86 @@ class TestBulkPost:
         post_csv(client, HEADER)
         assert store.wait_idle(10)
         assert store.bulk_status().jobs_applied == 1
+
+
+# --- No cell a spreadsheet evaluates (OWASP "CSV injection") ----------------------------------------
+
+ATTACKS = ["=SUM(1+1)", "+CMD", "@SUM(A1)", "-2+3"]
+TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cells(body, separator=","):
+    """Every cell of a CSV body as a spreadsheet set to split at ``separator`` reads it."""
+    return [cell for row in csv.reader(io.StringIO(body.decode(), newline=""), delimiter=separator) for cell in row]
+
+
+def evaluated(body):
+    """The cells a spreadsheet would take for a formula, splitting at commas or (some locales) semicolons;
+    a number is a number, not a formula."""
+    return [cell for separator in ",;" for cell in cells(body, separator)
+            if cell.startswith(TRIGGERS) and not csv_format._NUMBER.fullmatch(cell)]
+
+
+class TestFormulas:
+    @pytest.mark.parametrize("name, field", [
+        ("=SUM(1+1)", "\"'=SUM(1+1)\""), ("+CMD", "\"'+CMD\""), ("@SUM(A1)", "\"'@SUM(A1)\""),
+        ("-2+3", "\"'-2+3\""), ("-", "\"'-\""), ("'=X", "\"''=X\""), ("=A,B", "\"'=A,B\""),
+        ('=HYPERLINK("X")', '"\'=HYPERLINK(""X"")"'), ("A;=CMD|'/C CALC'!A0", "\"A;'=CMD|'/C CALC'!A0\""),
+        ('A;"=1+1', '"A;""\'=1+1"'), ("'A", "'A"), ("A-B", "A-B"), ("A=B", "A=B"),
+    ])
+    def test_a_name_a_spreadsheet_would_evaluate_is_written_after_an_apostrophe_and_quoted(self, name, field):
+        body = write([((name, "NGDP_R", 2000), -2.5)])
+        assert body == (HEADER + f"{field},NGDP_R,-2.5,2000\r\n").encode()
+        assert evaluated(body) == []
+
+    def test_negative_values_and_years_stay_numbers(self):
+        assert write([(("A", "B", -5), -2.5), (("A", "B", -4), -1e-5)]) == (
+            HEADER + "A,B,-2.5,-5\r\nA,B,-1e-5,-4\r\n").encode()
+
+    @pytest.mark.parametrize("name", [*ATTACKS, "-", "'=X", "''+Y", "'A", "''", "A;'-B", 'A;"\'=1', "=A;=B"])
+    def test_what_is_written_reads_back_exactly(self, name):
+        records = [((name, name, 2000), -2.5)]
+        assert parse_records(write(records).decode()) == records
+
+    @pytest.mark.parametrize("field, name", [
+        ("'=SUM(1+1)", "=SUM(1+1)"), ("''=X", "'=X"), ("'A", "'A"), ("''", "''"), ("A;'-B", "A;-B"),
+        ("=SUM(1+1)", "=SUM(1+1)"), ("-2+3", "-2+3"),
+    ])
+    def test_a_bulk_row_reads_an_apostrophe_before_a_formula_as_a_spreadsheet_does(self, field, name):
+        assert parse_records(HEADER + f"{field},B,1,1\r\n") == [((name, "B", 1), 1)]
+
+    @pytest.mark.parametrize("way", ["put", "json", "csv"])
+    def test_no_way_in_makes_a_csv_answer_a_spreadsheet_evaluates(self, client, store, way):
+        names = [name.lower() for name in ATTACKS]
+        if way == "put":
+            for name in names:
+                client.put_json(f"/api/v1/growth/{quote(name, safe='')}/{quote(name, safe='')}/2000",
+                                {"value": -2.5}, status=201)
+        elif way == "json":
+            load(client, store, [{"Country": name, "Indicator": name, "Value": -2.5, "Year": 2000} for name in names])
+        else:
+            post_csv(client, HEADER + "".join(f"{name},{name},-2.5,2000\r\n" for name in names))
+            assert store.wait_idle(10)
+        assert store.size() == len(ATTACKS)
+        page = client.get("/api/v1/growth?format=csv").body
+        series = [client.get(f"/api/v1/growth/{quote(name, safe='')}/{quote(name, safe='')}?format=csv").body
+                  for name in names]
+        for body in (page, *series):
+            assert evaluated(body) == []
+        assert cells(page)[4:8] == ["'+CMD", "'+CMD", "-2.5", "2000"]
+
+    def test_a_csv_export_posted_back_stores_exactly_what_was_exported(self, client, store):
+        records = [{"Country": name, "Indicator": name, "Value": -2.5, "Year": year}
+                   for year, name in enumerate([*ATTACKS, "-", "'=X", "'A", "A;-B"])]
+        load(client, store, records)
+        before = client.get("/api/v1/growth").json["items"]
+        exported = client.get("/api/v1/growth?format=csv").body
+        for record in before:
+            store.delete((record["Country"], record["Indicator"], record["Year"]))
+        post_csv(client, exported)
+        assert store.wait_idle(10)
+        assert client.get("/api/v1/growth").json["items"] == before
+        assert client.get("/api/v1/growth?format=csv").body == exported
 
 
 def memory_client(**settings):

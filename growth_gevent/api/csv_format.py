@@ -26,6 +26,12 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _YEAR_CHARS = len(str(-MAX_YEAR))
 _BOM = "\ufeff"
 _SPECIAL = re.compile('[",\r\n]')
+# OWASP's "CSV injection": a cell beginning with one of these is a formula to a spreadsheet. A cell begins
+# where a name does, or after a ';', where a spreadsheet whose locale splits at semicolons starts one
+# (quotes there open a quoted cell). Such a trigger gets one more apostrophe before it (a spreadsheet shows
+# '=X as the text =X); apostrophes already there count in, so that reading back removes exactly one.
+_FORMULA = re.compile("(^|;)(\"*)('*[-=+@\t\r])")
+_ESCAPED_FORMULA = re.compile("(^|;)(\"*)'('*[-=+@\t\r])")
 HEADER = ",".join(COLUMNS) + "\r\n"
 
 Key = tuple[str, str, int]
@@ -91,11 +97,12 @@ def _columns(header: list[str]) -> tuple[int, int, int, int]:
     return tuple(header.index(name) for name in COLUMNS)
 
 
-def _name(names: dict[str, str], field: str, text: str, row: int) -> str:
+def _name(names: dict[str, str], field: str, raw: str, row: int) -> str:
+    text = _ESCAPED_FORMULA.sub(r"\1\2\3", raw) if "'" in raw else raw
     problem = check_name(field, text)
     if problem:
         raise InvalidRecord(f"row {row}: {problem}")
-    key = names[text] = sys.intern(text.upper())
+    key = names[raw] = sys.intern(text.upper())
     return key
 
 
@@ -146,6 +153,9 @@ def write(records: Sequence[tuple[Key, int | float]]) -> bytes:
 
 def _quote(quoted: dict[str, str], name: str) -> str:
     """``name`` as an RFC 4180 field: in double quotes, its own doubled, when it holds one, a comma or a
-    line break (names never hold a line break: control characters are refused)."""
-    field = quoted[name] = '"' + name.replace('"', '""') + '"' if _SPECIAL.search(name) else name
+    line break (names never hold a line break: control characters are refused), or when it would be a
+    formula, which is written after an apostrophe as OWASP says."""
+    escaped = _FORMULA.sub(r"\1\2'\3", name)
+    field = quoted[name] = (
+        '"' + escaped.replace('"', '""') + '"' if escaped != name or _SPECIAL.search(name) else name)
     return field
