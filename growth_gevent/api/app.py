@@ -25,7 +25,8 @@ def create_app(store, config):
     tokens = configured_tokens(config)
     cors = CORS(config.cors_origins) if config.cors_origins else None
     guard = RequireToken(tokens) if tokens else None
-    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[each for each in (metrics, cors, guard) if each])
+    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[each for each in (metrics, cors, guard) if each],
+                     response_type=Response)
     app.req_options.strip_url_path_trailing_slash = True
     app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)
@@ -58,6 +59,16 @@ def create_app(store, config):
     app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",
                   resources.Record(store, bodies, min(max_body_bytes, MAX_UPDATE_BODY_BYTES)))
     return app
+
+
+class Response(falcon.Response):
+    """Every answer, errors included, says ``nosniff``: a browser must not take a body (a CSV page, an error
+    quoting a name) for another type than the one it is sent as. Set as the response is made, the one
+    place every answer passes, falcon's own errors too (a middleware would cost a call per request)."""
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.set_header("X-Content-Type-Options", "nosniff")
 
 
 class YearConverter(falcon.routing.BaseConverter):

@@ -368,7 +368,8 @@ class GrowthHandler(WSGIHandler):
         body = message_body(APPLICATION_ERRORS[error_code])
         try:
             self.start_response(status_line(error_code), [
-                ("Content-Type", "application/json"), ("Connection", "close"), ("Content-Length", str(len(body)))])
+                ("Content-Type", "application/json"), ("X-Content-Type-Options", "nosniff"), ("Connection", "close"),
+                ("Content-Length", str(len(body)))])
             self.write(body)
         except OSError:
             self.close_connection = True

@@ -21,7 +21,8 @@ _STATUS_LINES = {400: "400 Bad Request", 408: "408 Request Timeout", 414: "414 U
 def raw_response(status: int, message: str, headers: bytes = b"") -> bytes:
     """A whole HTTP/1.1 response with a ``{"msg": message}`` body, that closes the connection."""
     body = message_body(message)
-    return (b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n%s"
+    return (b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n"
+            b"Connection: close\r\n%s"
             b"Content-Length: %d\r\n\r\n%s" % (_STATUS_LINES[status].encode(), headers, len(body), body))
 
 
