@@ -252,8 +252,8 @@ def test_a_new_key_past_the_cap_is_refused_and_nothing_is_stored(capped):
     with pytest.raises(StoreFull) as refused:
         capped.put(("C", "D", 1), 1.0)
     assert (refused.value.held, refused.value.limit, refused.value.records) == (CAP, CAP, 1)
-    assert str(refused.value) == ("the store is full: it holds at most 3 records, 3 are stored or waiting to be "
-                                  "applied and this write adds up to 1")
+    assert str(refused.value) == ("the store is full: it holds at most 3 records, 3 are stored or to be added by "
+                                  "loads waiting to be applied, and this write would add 1")
     assert capped.get(("C", "D", 1)) is None
     assert capped.size() == CAP
     assert capped.records(country="C") == (0, [])
@@ -269,20 +269,29 @@ def test_replacing_a_stored_record_works_at_the_cap_and_a_delete_makes_room(capp
     assert capped.size() == CAP
 
 
-def test_a_bulk_job_that_could_pass_the_cap_is_refused_and_nothing_is_queued(capped):
-    fill(capped, 1)
+def test_a_bulk_job_is_judged_on_the_new_keys_it_adds_each_counted_once(capped):
+    fill(capped, 2)
     with applier_paused(capped):
-        capped.submit_bulk(records(1))  # replaces the stored one, but counts as it might not: waiting
-        for refuse in (capped.check_bulk_room, lambda count: capped.submit_bulk(records(count))):
-            with pytest.raises(StoreFull) as refused:
-                refuse(2)
-            assert (refused.value.held, refused.value.limit, refused.value.records) == (2, CAP, 2)
-        assert capped.bulk_status().jobs_accepted == 1
-        capped.check_bulk_room(1)  # exactly at the cap
-        assert capped.submit_bulk([(("C", "D", 1), 1)]) == 2
+        for _ in range(5):  # the same load again and again: it adds nothing, however long the queue
+            capped.submit_bulk(records(2))
+        capped.submit_bulk([(("C", "D", 1), 1), (("C", "D", 1), 2), (("A", "B", 0), 3)])  # one new key, once
+        capped.submit_bulk([(("C", "D", 1), 4)])  # counted by the job before it
+        with pytest.raises(StoreFull) as refused:
+            capped.submit_bulk([(("C", "D", 1), 5), (("C", "D", 2), 5)])
+        assert (refused.value.held, refused.value.limit, refused.value.records) == (CAP, CAP, 1)
+        with pytest.raises(StoreFull):
+            capped.put(("E", "F", 1), 1)  # the room left is the queued job's
+        assert capped.put(("C", "D", 1), 9) is True  # a key a queued job adds may be written now
+        assert capped.bulk_status().jobs_accepted == 7
+        capped.check_bulk_room(CAP)  # before parsing only the queue's room is judged: keys are unknown
     assert capped.wait_idle(WAIT_SECONDS)
-    assert capped.size() == 2
-    capped.check_bulk_room(1)
+    assert (capped.size(), capped.get(("C", "D", 1))) == (CAP, 4)
+    with pytest.raises(StoreFull):
+        capped.submit_bulk([(("C", "D", 2), 1)])
+    assert capped.delete(("A", "B", 0)) is True
+    assert capped.submit_bulk([(("C", "D", 2), 1)]) == 8  # the room a delete made
+    assert capped.wait_idle(WAIT_SECONDS)
+    assert capped.size() == CAP
 
 
 def test_initial_data_is_not_bounded_by_the_cap(capped):
@@ -295,9 +304,9 @@ def test_initial_data_is_not_bounded_by_the_cap(capped):
 
 def test_the_memory_store_caps_at_the_configured_default():
     store = memory_store(bulk_queue_records=DEFAULT_MAX_RECORDS + 1)
-    store.check_bulk_room(DEFAULT_MAX_RECORDS)
+    store.check_bulk_room(DEFAULT_MAX_RECORDS + 1)
     with pytest.raises(StoreFull) as refused:
-        store.check_bulk_room(DEFAULT_MAX_RECORDS + 1)
+        store.submit_bulk([(("A", "B", year), 1) for year in range(DEFAULT_MAX_RECORDS + 1)])
     assert refused.value.limit == DEFAULT_MAX_RECORDS
 
 

@@ -77,11 +77,14 @@ class JournaledStore(MemoryStore):
             return number
         self.check_bulk_room(len(records))
         job = QueuedJob(self._next_job, 0, records)
+        self._reserve_new_keys(records, job)
         self._next_job += 1
         batch = self.journal.append(bulk_record(job.job, 0, records), job)
         if batch is not None:
             self._accepted.append((job, batch))
             self._reserved += len(records)
+        else:
+            self._release_new_keys(job)
         self._wait(batch)
         return job.number
 
@@ -170,6 +173,7 @@ class JournaledStore(MemoryStore):
             elif type(entry) is QueuedJob:
                 self._accepted.pop()
                 self._reserved -= len(entry.records)
+                self._release_new_keys(entry)
             elif entry is not None:
                 set_by_chunks.update(key for key, _ in entry)
         self.changes += 1

@@ -57,13 +57,14 @@ class BulkQueueFull(Exception):
 
 
 class StoreFull(Exception):
-    """The store holds its maximum of records (``max_records``): a new key, or a bulk job that could take
-    the records stored and waiting past it (its ``records`` at most), is refused, nothing stored or
-    queued. Replacing a stored record always works; initial data is exempt."""
+    """The store holds its maximum of records (``max_records``): a new key, or a bulk job whose new keys
+    (``records``) would take it past it, is refused, nothing stored or queued. ``held`` counts the
+    records stored and the new keys of the bulk jobs accepted and not yet applied, each key once.
+    Replacing a stored record always works; initial data is exempt."""
 
     def __init__(self, held: int, limit: int, records: int):
-        super().__init__(f"the store is full: it holds at most {limit} records, {held} are stored or waiting "
-                         f"to be applied and this write adds up to {records}")
+        super().__init__(f"the store is full: it holds at most {limit} records, {held} are stored or to be added "
+                         f"by loads waiting to be applied, and this write would add {records}")
         self.held, self.limit, self.records = held, limit, records
 
 
@@ -83,7 +84,8 @@ class Store(abc.ABC):
     def put(self, key: Key, value: Number) -> bool:
         """Store ``value``; return True when the key is new, False when a value was replaced.
 
-        A key that is not stored raises :class:`StoreFull` when ``size() >= max_records``."""
+        A key that is neither stored nor to be added by a bulk job waiting raises :class:`StoreFull` when
+        the records stored and those such jobs add reach ``max_records``."""
 
     @abc.abstractmethod
     def delete(self, key: Key) -> bool:
@@ -116,9 +118,11 @@ class Store(abc.ABC):
         The queue is bounded by the store's ``queue_records``: when the records accepted and not yet
         applied (every job's, every process's), plus these, would exceed it, nothing is queued and
         :class:`BulkQueueFull` is raised with that pending count and the limit. A job larger than the
-        limit alone is refused even by an empty queue; callers keep jobs below it. When the records
-        stored, plus those waiting, plus these, would exceed ``max_records``, :class:`StoreFull` is raised
-        and nothing is queued.
+        limit alone is refused even by an empty queue; callers keep jobs below it. The record cap is
+        judged on keys, when the job is accepted: its new keys are those neither stored nor added by a
+        job accepted before it, each counted once; when the records stored, plus the new keys of the jobs
+        waiting, plus this job's, would exceed ``max_records``, :class:`StoreFull` is raised and nothing
+        is queued. A job that only replaces stored records is never refused for the cap.
 
         ``initial``: the records are initial data (a snapshot, GROWTH_PRELOAD), queued only into a
         store that holds no records, has no job pending and was never given initial data, decided in
@@ -129,9 +133,10 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def check_bulk_room(self, records: int) -> None:
-        """Raise now what :meth:`submit_bulk` would raise for a job of ``records`` records
-        (:class:`BulkQueueFull`, :class:`StoreFull`, :class:`WritesRefused`), so that a body is not parsed only to be
-        refused; :meth:`submit_bulk` decides again, since the queue may fill in between."""
+        """Raise now what :meth:`submit_bulk` would raise for a job of ``records`` records whatever its keys
+        (:class:`BulkQueueFull`, :class:`WritesRefused`), so that a body is not parsed only to be refused;
+        :meth:`submit_bulk` decides again, since the queue may fill in between, and judges the record cap,
+        which needs the keys."""
 
     @abc.abstractmethod
     def bulk_status(self) -> BulkStatus:

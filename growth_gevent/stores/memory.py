@@ -37,6 +37,9 @@ class MemoryStore(Store):
         self._bulk = BulkApplier(self._apply_chunk, chunk_size)
         self._queue_records = queue_records
         self._max_records = max_records
+        # The keys that bulk jobs accepted and not yet applied will add, none of them stored, each once:
+        # key -> the job that counted it. What the record cap holds for those jobs.
+        self._new_keys = {}
         self._initial_data_taken = False
         self._snapshots = None  # what snapshot_status() answers, once snapshots started
         self._refusal = None  # why writes are refused, or None
@@ -50,13 +53,17 @@ class MemoryStore(Store):
     def put(self, key, value):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
-        if self._size >= self._max_records and self.get(key) is None:
-            raise StoreFull(self._size, self._max_records, 1)
+        held = self._size + len(self._new_keys)
+        if held >= self._max_records and self.get(key) is None and key not in self._new_keys:
+            raise StoreFull(held, self._max_records, 1)
         country, indicator, year = key
         series = self._countries.setdefault(country, {}).setdefault(indicator, {})
         created = year not in series
         series[year] = value
-        self._size += created
+        if created:
+            self._size += 1
+            if self._new_keys:
+                self._new_keys.pop(key, None)
         self.changes += 1
         return created
 
@@ -141,6 +148,7 @@ class MemoryStore(Store):
                             "stored", len(records), self._max_records)
         else:
             self.check_bulk_room(len(records))
+            self._reserve_new_keys(records, records)
         return self._bulk.submit(records)
 
     def check_bulk_room(self, records):
@@ -149,8 +157,35 @@ class MemoryStore(Store):
         pending = self._bulk.records_waiting()
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
-        if self._size + pending + records > self._max_records:
-            raise StoreFull(self._size + pending, self._max_records, records)
+
+    def _reserve_new_keys(self, records, job):
+        """Count the keys ``records`` add (not stored, not counted by a job waiting, each once); raise
+        :class:`StoreFull` when the store could pass ``max_records`` with them, else count them for
+        ``job`` until they are stored. One step that does not yield, as every write is."""
+        countries = self._countries
+        counted = self._new_keys
+        new = {}
+        series = _NOTHING
+        country = indicator = None
+        for key, _ in records:
+            # A load's records come series by series, their names interned: the series is looked up again
+            # only when it changes (a third less time on the 3 MB load).
+            record_country, record_indicator, year = key
+            if record_indicator is not indicator or record_country is not country:
+                country, indicator = record_country, record_indicator
+                series = countries.get(country, _NOTHING).get(indicator, _NOTHING)
+            if year not in series and key not in counted:
+                new[key] = job
+        held = self._size + len(counted)
+        if held + len(new) > self._max_records:
+            raise StoreFull(held, self._max_records, len(new))
+        counted.update(new)
+
+    def _release_new_keys(self, job):
+        """Forget the new keys ``job`` counted: a job undone before it was applied."""
+        counted = self._new_keys
+        for key in [key for key, owner in counted.items() if owner is job]:
+            del counted[key]
 
     def bulk_status(self):
         return self._bulk.status()
@@ -184,8 +219,10 @@ class MemoryStore(Store):
 
     def _apply_chunk(self, chunk):
         countries = self._countries
+        counted = self._new_keys
         added = 0
-        for (country, indicator, year), value in chunk:
+        for key, value in chunk:
+            country, indicator, year = key
             indicators = countries.get(country)
             if indicators is None:
                 indicators = countries[country] = {}
@@ -194,7 +231,10 @@ class MemoryStore(Store):
                 series = indicators[indicator] = {}
             before = len(series)
             series[year] = value
-            added += len(series) - before
+            if len(series) != before:
+                added += 1
+                if counted:  # stored now: counted by size
+                    counted.pop(key, None)
         self._size += added
         self.changes += 1
 
