@@ -89,6 +89,9 @@ def test_a_chunk_that_keeps_failing_moves_its_job_to_the_dead_letters_and_later_
         assert error in direct.hget("growth:dead:errors", "1").decode()
         assert not direct.exists("growth:job:1")
         assert store.submit_bulk(series_records("D", 8)) == 3  # the dead job's records no longer count
+        # Nor its new keys against the record cap, but those of a chunk that cannot be read (until written).
+        unreadable = 2 if breakage == "malformed chunk" else 0
+        assert int(direct.hget("growth:bulk", "new")) - 8 == direct.hlen("growth:new:A/B") == unreadable
     finally:
         store.close()
         direct.close()

@@ -10,8 +10,12 @@
   of one series are one group, written with one ``HSET``; numbers are JSON strings of their JSON text,
   since Lua's cjson would turn JSON numbers into doubles
 - ``growth:remaining``: hash, job N -> its records not yet applied, while it is queued
+- ``growth:new:{COUNTRY}/{INDICATOR}``: hash, year -> the job N that counted that key as new (not stored,
+  not counted by an earlier job) when it was accepted, until the key is stored or the job given up on:
+  what the record cap holds for the jobs waiting
 - ``growth:bulk``: hash, the bulk status: jobs accepted, applied and failed, records applied and
-  ``pending`` (accepted, not yet applied: what the queue bound counts), the latest job's counts, the
+  ``pending`` (accepted, not yet applied: what the queue bound counts), ``new`` (the keys counted in the
+  ``growth:new:`` hashes, all together: what the record cap counts besides size), the latest job's counts, the
   failed attempts of the chunk at the head of the queue, and ``initial`` once initial data was queued
 - ``growth:dead``: ids of the jobs given up on, oldest first; ``growth:dead:{N}``: job N's chunks not
   applied, the failing one first, kept for inspection; ``growth:dead:errors``: hash, job N -> its error
@@ -40,6 +44,10 @@ MAX_GROUP_FIELDS = 4000
 
 def series_key(country: str, indicator: str) -> str:
     return f"{SERIES_PREFIX}{country}/{indicator}"
+
+
+def new_keys_key(country: str, indicator: str) -> str:
+    return f"{PREFIX}new:{country}/{indicator}"
 
 
 def record_keys(country: str, indicator: str) -> list[str]:

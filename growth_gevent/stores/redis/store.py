@@ -35,6 +35,7 @@ from .keys import (
     REMAINING,
     SIZE,
     encode_chunk,
+    new_keys_key,
     record_keys,
     series_key,
 )
@@ -176,7 +177,8 @@ class RedisStore(Store):
         country, indicator, year = key
         keys = record_keys(country, indicator)
         try:
-            created = self._run(scripts.PUT, keys, [year, ujson.dumps(value), country, indicator, self._max_records])
+            created = self._run(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK],
+                                [year, ujson.dumps(value), country, indicator, self._max_records])
         finally:
             self._forget(keys[0])
         if isinstance(created, list):  # [b"full", size]: nothing written
@@ -243,13 +245,15 @@ class RedisStore(Store):
         for start in range(0, len(records), size):
             chunks.append(encode_chunk(records[start:start + size]))
             let_io_run()  # encoding a large job is long work
-        job, pending, size = self._enqueue([BULK, JOBS, SIZE, REMAINING],
-                                           [PREFIX, int(initial), len(records), self._queue_records,
-                                            self._max_records, *chunks])
+        job, pending, held, new = self._enqueue([BULK, JOBS, SIZE, REMAINING],
+                                                [PREFIX, int(initial), len(records), self._queue_records,
+                                                 self._max_records, *chunks])
         if not job:
             if initial:
                 return None
-            self._refuse_bulk(pending, size, len(records))
+            if pending + len(records) > self._queue_records:
+                raise BulkQueueFull(pending, self._queue_records, len(records))
+            raise StoreFull(held, self._max_records, new)
         if initial and len(records) > self._max_records:
             log.warning("initial data of %d records is more than the store's maximum of %d (GROWTH_MAX_RECORDS): "
                         "loaded whole; new records are refused until fewer are stored", len(records),
@@ -259,17 +263,10 @@ class RedisStore(Store):
 
     @_available
     def check_bulk_room(self, records):
-        # lua/enqueue.lua decides again, in the same step as it queues.
+        # lua/enqueue.lua decides again, in the same step as it queues, and judges the record cap.
         pending = int(self._shared.call("HGET", BULK, "pending") or 0)
-        size = int(self._shared.call("GET", SIZE) or 0)
-        if pending + records > self._queue_records or size + pending + records > self._max_records:
-            self._refuse_bulk(pending, size, records)
-
-    def _refuse_bulk(self, pending, size, records):
-        """The refusal of a bulk job of ``records`` that the queue bound or the record cap does not take."""
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
-        raise StoreFull(size + pending, self._max_records, records)
 
     @_available
     def needs_initial_data(self):

@@ -5,6 +5,21 @@ local id = redis.call('LINDEX', KEYS[1], 0)
 if not id then return {'idle'} end
 local p = ARGV[1]
 local job = p .. 'job:' .. id
+-- The years of a chunk's group, and the count of its keys that a job waiting counted as new (enqueue.lua)
+-- that it forgets: those of ``job`` only, or all of them (stored now, so counted by size).
+local function forget_new_keys(country, indicator, fields, job)
+  local counted, years = p .. 'new:' .. country .. '/' .. indicator, {}
+  for f = 1, #fields, 2 do years[#years + 1] = fields[f] end
+  if job then
+    local owners = redis.call('HMGET', counted, unpack(years))
+    local own = {}
+    for y = 1, #years do if owners[y] == job then own[#own + 1] = years[y] end end
+    years = own
+  end
+  local forgotten = #years > 0 and redis.call('HDEL', counted, unpack(years)) or 0
+  if forgotten > 0 then redis.call('HINCRBY', KEYS[2], 'new', -forgotten) end
+end
+local counting = tonumber(redis.call('HGET', KEYS[2], 'new') or 0) > 0
 local function apply(chunk)
   local r = cjson.decode(chunk)
   local count = 0
@@ -13,6 +28,7 @@ local function apply(chunk)
     local series = p .. 's:' .. country .. '/' .. indicator
     local new = redis.call('HSET', series, unpack(fields))
     if new > 0 then redis.call('INCRBY', KEYS[3], new) end
+    if counting then forget_new_keys(country, indicator, fields, nil) end
     -- Indexed every time, not only when the series is new: a chunk applied again after a failure
     -- finds its records there already, and must still index them.
     redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
@@ -34,6 +50,15 @@ if chunk then
     -- count too, so the script fails as a whole: the chunk waits for the server, no attempt spent.
     local attempt = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
     if attempt < tonumber(ARGV[2]) then return {'failed', id, attempt, message} end
+    -- Given up on: the new keys it counted will not be added.
+    if counting then
+      for _, rest in ipairs(redis.call('LRANGE', job, 0, -1)) do
+        pcall(function ()  -- a chunk that cannot be read counted no key either
+          local r = cjson.decode(rest)
+          for k = 1, #r, 3 do forget_new_keys(r[k], r[k + 1], r[k + 2], id) end
+        end)
+      end
+    end
     redis.call('RENAME', job, KEYS[6] .. ':' .. id)
     redis.call('RPUSH', KEYS[6], id)
     redis.call('HSET', KEYS[7], id, message)
