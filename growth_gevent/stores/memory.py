@@ -50,9 +50,11 @@ class MemoryStore(Store):
     def put(self, key, value):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
-        if self._size >= self._max_records and self.get(key) is None:
-            raise StoreFull(self._size, self._max_records, 1)
         country, indicator, year = key
+        # Not self.get: a store built on this one may make its reads wait, and a write must not yield.
+        held = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+        if self._size >= self._max_records and year not in held:
+            raise StoreFull(self._size, self._max_records, 1)
         series = self._countries.setdefault(country, {}).setdefault(indicator, {})
         created = year not in series
         series[year] = value
