@@ -5,6 +5,7 @@ import collections
 from ..stores.base import WritesRefused
 from ..stores.memory import MemoryStore
 from .journal import (
+    ALWAYS,
     Journal,
     JournalFailed,
     applied_record,
@@ -22,7 +23,15 @@ class JournaledStore(MemoryStore):
 
     What keeps the memory store lock-free stays true: a write is applied and its record appended in
     one step that does not yield; only then, outside that step, does the write wait for its batch to
-    be written (and fsynced, by the policy). Reads do not wait, and may see a write not yet durable.
+    be written (and fsynced, by the policy).
+
+    With ``fsync="always"`` a read shows only durable writes, as Redis's replies under ``appendfsync
+    always`` do: it is computed at once, then waits for the batches of the writes in flight that it
+    covers (a key's latest, in ``_in_flight``), so that it waits at most for the rounds already under way
+    and never for writes that arrive after it. If one of those batches fails, its writes are undone before
+    its waiters wake, and the read is computed again from the state after the undo (writes are refused
+    from then on, so nothing new is in flight). A read that covers no write in flight does not wait. Under
+    ``everysec`` and ``no`` reads do not wait: they may show writes that a power cut can still erase.
 
     A bulk job is logged as it is accepted and queued for the applier once its record is written, so
     that a job whose record failed was never started; each chunk applied appends a marker (``applied
@@ -42,6 +51,8 @@ class JournaledStore(MemoryStore):
         self._snapshot_segment = None  # that the snapshot being written begins with
         self._covered = None  # the segment that the last snapshot written begins with
         self.on_journal_failure = None  # called after a failure (the snapshotter tries again soon)
+        # key -> (batch, changed the size) of its latest write not yet seen durable; only under "always"
+        self._in_flight = {} if fsync == ALWAYS else None
 
     def recover(self, first_segment):
         """Replay the log after the snapshot loaded (that begins with ``first_segment``), queue the bulk
@@ -57,17 +68,44 @@ class JournaledStore(MemoryStore):
         return recovered
 
     def put(self, key, value):
-        previous = self.get(key)
+        previous = super().get(key)
         created = super().put(key, value)
-        self._wait(self.journal.append(put_record(key, value), (key, previous)))
+        self._wait_written(key, created, self.journal.append(put_record(key, value), (key, previous)))
         return created
 
     def delete(self, key):
-        previous = self.get(key)
+        previous = super().get(key)
         if not super().delete(key):
             return False
-        self._wait(self.journal.append(delete_record(key), (key, previous)))
+        self._wait_written(key, True, self.journal.append(delete_record(key), (key, previous)))
         return True
+
+    def get(self, key):
+        if not self._in_flight or key not in self._in_flight:  # the common case: one lookup more
+            return super().get(key)
+        return self._durable(lambda: MemoryStore.get(self, key), lambda each, _: each == key)
+
+    def size(self):
+        if not self._in_flight:
+            return super().size()
+        return self._durable(super().size, lambda _, sized: sized)
+
+    def series(self, country, indicator, first=None, last=None):
+        def read():
+            return MemoryStore.series(self, country, indicator, first, last)
+
+        def covers(key, _):
+            return key[0] == country and key[1] == indicator and _within(key[2], first, last)
+        return read() if not self._in_flight else self._durable(read, covers)
+
+    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
+        def read():
+            return MemoryStore.records(self, country, indicator, first, last, offset, limit, after)
+
+        def covers(key, _):  # every write in the filter's range: it may move the page, and it counts in the total
+            return ((country is None or key[0] == country) and (indicator is None or key[1] == indicator)
+                    and _within(key[2], first, last))
+        return read() if not self._in_flight else self._durable(read, covers)
 
     def submit_bulk(self, records, initial=False):
         if initial:  # the snapshot's records, or GROWTH_PRELOAD: read again at every start, never logged
@@ -156,6 +194,37 @@ class JournaledStore(MemoryStore):
         except JournalFailed as error:
             raise WritesRefused(f"the write was not acknowledged: the journal could not be written: {error}") from None
 
+    def _wait_written(self, key, sized, batch):
+        """Wait for the batch of a write of ``key`` (``sized``: it created or removed the key), which
+        reads covering ``key`` wait for meanwhile."""
+        if self._in_flight is None or batch is None:
+            return self._wait(batch)
+        self._in_flight[key] = (batch, sized or self._in_flight.get(key, (None, False))[1])
+        try:
+            self._wait(batch)
+        finally:
+            if self._in_flight.get(key, (None,))[0] is batch:
+                del self._in_flight[key]
+
+    def _durable(self, read, covers):
+        """``read()``'s answer once every write in flight that ``covers(key, sized)`` is durable; read
+        again after a batch failed and its writes were undone."""
+        while True:
+            batches = {batch for key, (batch, sized) in self._in_flight.items() if covers(key, sized)}
+            answer = read()
+            if not batches:
+                return answer
+            failed = False
+            for batch in batches:
+                try:
+                    batch.wait()
+                except JournalFailed:
+                    failed = True
+            for key in [key for key, (batch, _) in self._in_flight.items() if batch in batches]:
+                del self._in_flight[key]
+            if not failed:
+                return answer
+
     def _undo(self, error, entries):
         """Undo the writes of a failed batch and of those after it, newest first, and refuse writes.
 
@@ -179,3 +248,7 @@ class JournaledStore(MemoryStore):
         self.changes += 1
         if self.on_journal_failure is not None:
             self.on_journal_failure()
+
+
+def _within(year, first, last):
+    return (first is None or year >= first) and (last is None or year <= last)

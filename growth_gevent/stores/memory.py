@@ -53,10 +53,12 @@ class MemoryStore(Store):
     def put(self, key, value):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
-        held = self._size + len(self._new_keys)
-        if held >= self._max_records and self.get(key) is None and key not in self._new_keys:
-            raise StoreFull(held, self._max_records, 1)
         country, indicator, year = key
+        # Not self.get: a store built on this one may make its reads wait, and a write must not yield.
+        stored = year in self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+        held = self._size + len(self._new_keys)
+        if held >= self._max_records and not stored and key not in self._new_keys:
+            raise StoreFull(held, self._max_records, 1)
         series = self._countries.setdefault(country, {}).setdefault(indicator, {})
         created = year not in series
         series[year] = value
