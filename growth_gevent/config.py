@@ -211,8 +211,8 @@ class Config:
                                   "largest request body accepted (`413` past it)")
     body_buffer_bytes: int = setting(
         "GROWTH_BODY_BUFFER_BYTES", integer(1), DEFAULT_BODY_BUFFER_BYTES,
-        "request bodies held in memory at once by a process, all requests together; past it `503` with "
-        "`Retry-After`")
+        "request bodies held in memory at once by a process, all requests together, counted as their bytes "
+        "arrive; past it `503` with `Retry-After`")
     max_header_bytes: int = setting("GROWTH_MAX_HEADER_BYTES", integer(1024), DEFAULT_MAX_HEADER_BYTES,
                                     "largest request header block (`431` past it)")
     header_timeout: float = setting("GROWTH_HEADER_TIMEOUT", seconds(positive=True), DEFAULT_HEADER_TIMEOUT,
