@@ -219,7 +219,7 @@ class Config:
                                     "seconds a client has to send a request's line and headers, from its first byte")
     body_timeout: float = setting("GROWTH_BODY_TIMEOUT", seconds(positive=True), DEFAULT_BODY_TIMEOUT,
                                   "seconds a client has to send a whole request body")
-    body_grace: float = setting("GROWTH_BODY_GRACE", seconds(), DEFAULT_BODY_GRACE,
+    body_grace: float = setting("GROWTH_BODY_GRACE", seconds(positive=True), DEFAULT_BODY_GRACE,
                                 "seconds a request body has, from the end of its headers, before "
                                 "`GROWTH_BODY_MIN_RATE` applies")
     body_min_rate: int = setting(
