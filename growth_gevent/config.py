@@ -29,6 +29,11 @@ DEFAULT_BODY_BUFFER_BYTES = 64 * MiB
 DEFAULT_MAX_HEADER_BYTES = 32 * 1024
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 60.0
+# Apache's mod_reqtimeout body=10,MinRate=500 (its MinRate default): a grace as long as the header
+# timeout, then 500 bytes a second, which the slowest mobile links pass tenfold (GPRS: ~5 kB/s) and
+# which makes a connection that holds a body open cost its client 500 bytes a second.
+DEFAULT_BODY_GRACE = 10.0
+DEFAULT_BODY_MIN_RATE = 500
 # Above the idle timeouts of the routers in front (Heroku Router 2.0: 90 s, AWS ALB: 60 s), so that
 # the router closes an idle connection first instead of racing the server's close with a request.
 DEFAULT_KEEPALIVE_TIMEOUT = 95.0
@@ -206,14 +211,22 @@ class Config:
                                   "largest request body accepted (`413` past it)")
     body_buffer_bytes: int = setting(
         "GROWTH_BODY_BUFFER_BYTES", integer(1), DEFAULT_BODY_BUFFER_BYTES,
-        "request bodies held in memory at once by a process, all requests together; past it `503` with "
-        "`Retry-After`")
+        "request bodies held in memory at once by a process, all requests together, counted as their bytes "
+        "arrive; past it `503` with `Retry-After`")
     max_header_bytes: int = setting("GROWTH_MAX_HEADER_BYTES", integer(1024), DEFAULT_MAX_HEADER_BYTES,
                                     "largest request header block (`431` past it)")
     header_timeout: float = setting("GROWTH_HEADER_TIMEOUT", seconds(positive=True), DEFAULT_HEADER_TIMEOUT,
                                     "seconds a client has to send a request's line and headers, from its first byte")
     body_timeout: float = setting("GROWTH_BODY_TIMEOUT", seconds(positive=True), DEFAULT_BODY_TIMEOUT,
                                   "seconds a client has to send a whole request body")
+    body_grace: float = setting("GROWTH_BODY_GRACE", seconds(positive=True), DEFAULT_BODY_GRACE,
+                                "seconds a request body has, from the end of its headers, before "
+                                "`GROWTH_BODY_MIN_RATE` applies")
+    body_min_rate: int = setting(
+        "GROWTH_BODY_MIN_RATE", integer(0), DEFAULT_BODY_MIN_RATE,
+        "bytes a second a request body must average after its grace (Apache's `mod_reqtimeout` `MinRate`): "
+        "each byte received earns 1/rate s more, up to `GROWTH_BODY_TIMEOUT`; slower is `408` and the "
+        "connection closed. `0`: no minimum")
     keepalive_timeout: float = setting("GROWTH_KEEPALIVE_TIMEOUT", seconds(positive=True), DEFAULT_KEEPALIVE_TIMEOUT,
                                        "seconds an idle keep-alive connection is kept open (told to clients in "
                                        "`Keep-Alive: timeout=N`); above the idle timeouts of the routers in front "

@@ -567,14 +567,12 @@ class BlockingInput:
         return data
 
 
-def call(app, body, wsgi_input=None, path="/api/v1/growth", method="POST", chunked=False):
+def call(app, body, wsgi_input=None, path="/api/v1/growth", method="POST"):
     """``(status, headers, body)`` of one request to the WSGI ``app``, whose body may come from ``wsgi_input``."""
     environ = falcon.testing.create_environ(path, method=method, body=body,
                                             headers={"Content-Type": "application/json"})
     if wsgi_input is not None:
         environ["wsgi.input"] = wsgi_input
-    if chunked:
-        del environ["CONTENT_LENGTH"]
     answer = {}
 
     def start_response(status, headers, exc_info=None):
@@ -620,24 +618,6 @@ class TestBodyBudget:
     def test_the_reservation_is_given_back_after_a_refused_body(self, app, body):
         assert call(app, body)[0] in (400, 422)
         assert call(app, self.BODY)[0] == 202
-
-    def test_a_chunked_body_reserves_each_block_before_reading_it(self):
-        store = memory_store()
-        app = create_app(store, Config(body_buffer_bytes=100 * 1024))
-        held = b"[" + b" " * (50 * 1024) + b"]"
-        slow = BlockingInput(held)
-        first = gevent.spawn(call, app, held, slow)
-        slow.reading.wait(5)
-        chunked = BlockingInput(self.BODY)
-        chunked.release.set()
-        # 50 kB held and a first block of 64 kB: over the 100 kB budget.
-        assert call(app, self.BODY, chunked, chunked=True)[:3:2] == (
-            503, {"msg": "too many request bodies in memory; retry later"})
-        assert not chunked.reading.is_set()
-        slow.release.set()
-        assert first.get(timeout=5)[0] == 202
-        assert call(app, self.BODY, chunked=True)[0] == 202
-        store.close()
 
 
 def room_for_all(records):

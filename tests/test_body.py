@@ -1,11 +1,16 @@
 """Request bodies at the edges of JSON: keys given twice, numbers too small for a double, integers longer
-than Python reads, and years that no URL could address; in-process on both stores, then on a live server."""
+than Python reads, and years that no URL could address; in-process on both stores, then on a live server.
+And the body budget's accounting: a body is charged as its bytes arrive, and given back however it ends."""
 
 import json
 
+import falcon
+import falcon.testing
+import gevent
+import gevent.event
 import pytest
 
-from growth_gevent.api.body import parse_json
+from growth_gevent.api.body import BodyBudget, parse_json, read_body
 from growth_gevent.core.records import MAX_YEAR
 
 from support import load
@@ -115,3 +120,119 @@ class TestYears:
 # --- On a live server ------------------------------------------------------------------------------
 
 
+
+
+class Arriving:
+    """A request body's stream: each read returns at most the next of ``parts`` (a client's packets), and
+    notes ``(bytes received before it, size asked, bytes the budget held during it)``. ``then``: what the
+    read after the last part raises instead of returning end of file (the client's fault), or an Event it
+    waits for first (a client that stalls)."""
+
+    def __init__(self, budget, parts, then=None):
+        self._budget = budget
+        self._parts = list(parts)
+        self._then = then
+        self.received = 0
+        self.reads = []
+
+    def read(self, size):
+        self.reads.append((self.received, size, self._budget.held))
+        if not self._parts:
+            if isinstance(self._then, gevent.event.Event):
+                self._then.wait()
+            elif self._then is not None:
+                raise self._then
+            return b""
+        part = self._parts[0][:size]
+        self._parts[0] = self._parts[0][size:]
+        if not self._parts[0]:
+            self._parts.pop(0)
+        self.received += len(part)
+        return part
+
+
+def request(stream, declared=None, chunked=False):
+    """A falcon request whose body comes from ``stream``: ``declared`` in its Content-Length, or chunked."""
+    environ = falcon.testing.create_environ("/api/v1/growth", method="POST", body=b"",
+                                            headers={"Content-Type": "application/json"})
+    environ["wsgi.input"] = stream
+    environ.pop("CONTENT_LENGTH", None)
+    if not chunked:
+        environ["CONTENT_LENGTH"] = str(declared)
+    return falcon.Request(environ)
+
+
+KiB = 1024
+PACKETS = [b"[" + b" " * (1500 - 1)] + [b" " * 1500] * 200 + [b"]"]  # ~300 kB in packets of 1,500 bytes
+BODY = b"".join(PACKETS)
+
+
+class TestChargedAsReceived:
+    @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+    def test_a_read_is_charged_at_most_what_arrived_before_it_or_4_kib(self, chunked):
+        budget = BodyBudget(10 * 1024 * KiB)
+        stream = Arriving(budget, PACKETS)
+        with budget.reserve() as reservation:
+            assert read_body(request(stream, len(BODY), chunked), 8 * 1024 * KiB, reservation) == BODY
+            assert budget.held == len(BODY)
+        assert budget.held == 0
+        for received, size, held in stream.reads:
+            assert held == received + size  # what arrived, and what this read may bring
+            assert size <= max(4 * KiB, received)
+
+    def test_bodies_that_declare_8_mib_and_send_a_byte_hold_that_byte_and_their_next_read(self):
+        budget = BodyBudget(64 * 1024 * KiB)
+        client_sends = gevent.event.Event()
+        stalled = [gevent.spawn(read_whole, budget, Arriving(budget, [b"["], then=client_sends), 8 * 1024 * KiB)
+                   for _ in range(50)]
+        gevent.idle()
+        assert budget.held == 50 * (1 + 4 * KiB)  # of 400 MiB declared
+        assert read_whole(budget, Arriving(budget, [b'{"value": 1.5}']), 14) == b'{"value": 1.5}'
+        client_sends.set()
+        gevent.joinall(stalled, raise_error=True)
+        assert budget.held == 0
+
+    def test_next_bytes_past_the_budget_are_503_with_retry_after_before_they_are_read(self):
+        budget = BodyBudget(200 * KiB)
+        with budget.reserve() as holding:
+            held = read_body(request(Arriving(budget, [b" " * 150 * KiB]), 150 * KiB), 8 * 1024 * KiB, holding)
+            assert len(held) == budget.held == 150 * KiB
+            stream = Arriving(budget, PACKETS)
+            with budget.reserve() as second, pytest.raises(falcon.HTTPServiceUnavailable) as refused:
+                read_body(request(stream, len(BODY)), 8 * 1024 * KiB, second)
+            assert refused.value.description == "too many request bodies in memory; retry later"
+            assert (refused.value.headers["Retry-After"], refused.value.headers["Connection"]) == ("1", "close")
+            # Read while its bytes fitted beside those held (its reads double: the last might have), then
+            # refused before the read that could pass the budget.
+            assert 25 * KiB < stream.received <= 50 * KiB
+            assert budget.held == 150 * KiB
+        assert budget.held == 0
+
+    @pytest.mark.parametrize("then, status", [
+        (TimeoutError(), 408), (ConnectionResetError(), 400), (ValueError("bad chunk"), 400)])
+    def test_the_charge_is_given_back_however_the_body_ends(self, then, status):
+        budget = BodyBudget(1024 * KiB)
+        with budget.reserve() as reservation, pytest.raises(falcon.HTTPError) as ended:
+            read_body(request(Arriving(budget, PACKETS[:50], then), len(BODY)), 8 * 1024 * KiB, reservation)
+        assert ended.value.status_code == status
+        assert budget.held == 0
+
+    def test_a_chunked_body_past_the_limit_is_413_and_given_back(self):
+        budget = BodyBudget(1024 * KiB)
+        with budget.reserve() as reservation, pytest.raises(falcon.HTTPContentTooLarge):
+            read_body(request(Arriving(budget, PACKETS), chunked=True), 100 * KiB, reservation)
+        assert budget.held == 0
+
+    def test_a_declared_length_past_the_limit_is_413_at_once_unread_and_uncharged(self):
+        budget = BodyBudget(1024 * KiB)
+        stream = Arriving(budget, PACKETS)
+        with budget.reserve() as reservation, pytest.raises(falcon.HTTPContentTooLarge) as refused:
+            read_body(request(stream, 100 * KiB + 1), 100 * KiB, reservation)
+            assert budget.held == 0
+        assert refused.value.headers["Connection"] == "close"
+        assert stream.reads == []
+
+
+def read_whole(budget, stream, declared):
+    with budget.reserve() as reservation:
+        return read_body(request(stream, declared), 8 * 1024 * KiB, reservation)

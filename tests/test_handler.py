@@ -1,15 +1,22 @@
 """The pywsgi adapter served in process (gevent sockets, no process started): what a log line of a
-request carries."""
+request carries, and what a body's bytes earn against its minimum rate."""
 
+import json
 import logging
+import time
 
 import falcon
+import gevent
 import gevent.socket
+import pytest
 
+from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.core.logs import LogfmtFormatter, RequestIdFilter
 from growth_gevent.http.server import listen, make_server
 from growth_gevent.testing import read_response
+
+from support import memory_store
 
 ROUTER_ID = "7f1c4e0a-9b2d-4c1e-8f3a-2d6b5e9c0a11"
 
@@ -57,3 +64,32 @@ def test_an_error_logged_while_serving_a_request_carries_its_request_id():
     errors = [line for line in lines.lines if "level=error" in line and "RuntimeError: a bug" in line]
     assert [line.split(" ")[3] for line in errors] == [
         f"request_id={headers['x-request-id']}" for _, headers, _ in answers]
+
+
+@pytest.mark.parametrize("sent, earned", [(0, 0.0), (200, 0.2)], ids=["nothing", "200 bytes"])
+def test_a_bodys_deadline_is_its_grace_and_a_second_per_min_rate_bytes_received(sent, earned):
+    # A grace of 0.3 s, then 1,000 bytes a second: 200 bytes sent at once earn 0.2 s more.
+    config = Config(host="127.0.0.1", port=0, body_grace=0.3, body_min_rate=1000)
+    store = memory_store()
+    server = make_server(create_app(store, config), config, listen(config))
+    server.start()
+    try:
+        sock = gevent.socket.create_connection(server.address[:2])
+        started = time.monotonic()
+        sock.sendall(b"POST /api/v1/growth HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100000\r\n\r\n")
+        # The body's bytes after its head was read, as a client's come: bytes read with the head earn nothing.
+        polls_end = started + 5
+        while not any(handler.body_deadline is not None for handler in server.connections):
+            assert time.monotonic() < polls_end
+            gevent.sleep(0.001)  # a poll with a deadline; the server's greenlets run meanwhile
+        sock.sendall(b" " * sent)
+        status, headers, body = read_response(sock)
+        answered = time.monotonic() - started
+        sock.close()
+    finally:
+        server.stop()
+        store.close()
+    assert (status, headers["connection"], json.loads(body)) == (
+        408, "close", {"msg": "request body not received in time"})
+    assert 0.3 + earned <= answered < 0.3 + earned + 0.5

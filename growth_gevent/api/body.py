@@ -16,6 +16,8 @@ from ..http.responses import RETRY_AFTER_SECONDS
 from . import csv_format
 
 _READ_BLOCK = 64 * 1024
+# A body's first read: a PUT's whole body, and all that a body that has sent nothing yet is charged.
+_FIRST_READ_BYTES = 4 * 1024
 # How long a bulk POST waits for its process's one parse slot before a 503: a few parses of the
 # largest body (what one takes: docs/performance.md).
 PARSE_WAIT_SECONDS = 2.0
@@ -67,9 +69,10 @@ _DECODERS = {(unique, tiny): json.JSONDecoder(object_pairs_hook=_unique_keys if 
 class BodyBudget:
     """Request-body bytes that the process holds at once, all requests together.
 
-    A request reserves its Content-Length before reading (a chunked one each block before reading
-    it) and gives the reservation back once the body and what was parsed from it are dropped: past
-    the limit it is refused with a 503 before anything more is read. One event loop: plain counts.
+    A request reserves each read of its body before making it, so it holds what has arrived and the
+    read under way, and gives the reservation back once the body and what was parsed from it are
+    dropped, however the request ends: when its next read would pass the limit it is refused with a
+    503 and nothing more is read. One event loop: plain counts.
     """
 
     def __init__(self, limit):
@@ -98,7 +101,7 @@ class _Reservation:
     def grow(self, size):
         budget = self._budget
         if budget.held + size > budget.limit:
-            # Connection: close, as for a 413: the body is not read.
+            # Connection: close, as for a 413: the rest of the body is not read.
             raise falcon.HTTPServiceUnavailable(description="too many request bodies in memory; retry later",
                                                 retry_after=RETRY_AFTER_SECONDS, headers={"Connection": "close"})
         budget.held += size
@@ -186,8 +189,8 @@ def read_json(req, max_bytes, reservation):
 
 
 def read_body(req, max_bytes, reservation, accepted=(falcon.MEDIA_JSON,)):
-    """The raw bytes of a request body of a media type in ``accepted``, reserved in ``reservation``
-    before they are read; or a typed falcon error (415, 413, 503, 400)."""
+    """The raw bytes of a request body of a media type in ``accepted``, charged to ``reservation`` as
+    they are read; or a typed falcon error (415, 413, 503, 408, 400)."""
     request_media_type(req, accepted)
     return _read_bounded(req.stream, req.content_length, max_bytes, reservation)
 
@@ -266,23 +269,26 @@ def gc_paused():
 
 
 def _read_bounded(stream, content_length, max_bytes, reservation):
-    if content_length is not None:
-        if content_length > max_bytes:
-            raise _too_large(max_bytes)
-        reservation.grow(content_length)
-        return _read(stream, content_length)
-    # No Content-Length: a chunked upload (the server de-chunks it), read up to the limit into one
-    # buffer, each block reserved before it is read; then the reservation keeps only what was read.
+    # The Content-Length is a framing decision (413 at once), not a reservation: the body is charged
+    # as it arrives, each read reserving what it may bring before it is made. A read asks for at most
+    # what has arrived so far (from _FIRST_READ_BYTES, doubling to _READ_BLOCK), so a body that
+    # trickles holds about what it sent, never what it declared. Chunked, the server de-chunks it and
+    # it is read one byte past the limit, to tell a body over it.
+    if content_length is not None and content_length > max_bytes:
+        raise _too_large(max_bytes)
+    expected = max_bytes + 1 if content_length is None else content_length
     body = bytearray()
-    while True:
-        reservation.grow(_READ_BLOCK)
-        part = _read(stream, _READ_BLOCK)
-        reservation.grow(len(part) - _READ_BLOCK)
+    while len(body) < expected:
+        size = min(_READ_BLOCK, max(_FIRST_READ_BYTES, len(body)), expected - len(body))
+        reservation.grow(size)
+        part = _read(stream, size)
+        reservation.grow(len(part) - size)
         if not part:
-            return body
-        if len(body) + len(part) > max_bytes:
-            raise _too_large(max_bytes)
+            break
         body += part
+    if len(body) > max_bytes:
+        raise _too_large(max_bytes)
+    return body
 
 
 def _read(stream, size):

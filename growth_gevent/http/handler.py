@@ -6,7 +6,8 @@ What it adds to each connection:
 - the request head read by ``head.py`` (pywsgi's own parser is lenient); a refusal is answered with
   its status and the connection closed the lingering way;
 - deadlines on every read: the first byte of a request (keep-alive idle time), its line and headers
-  (from their first byte), its body (the whole of it), a lingering close; and on every response write;
+  (from their first byte), its body (a grace, then a minimum rate, within a timeout for the whole of
+  it), a lingering close; and on every response write;
 - a response sent before its request body was read whole closes the connection the way nginx does
   (lingering close): answer, shut down the write side, discard what the client still sends for a
   bounded time, then close, so that clients that send the whole body first still read the answer;
@@ -96,7 +97,9 @@ class _DeadlineReader(io.RawIOBase):
     """The socket as pywsgi's ``rfile`` reads it, every read bounded by the handler's deadline.
 
     A deadline, not a timeout per read: a client that sends a byte a second never hits a timeout
-    per read. While the server is draining, an idle connection reads only what has already arrived.
+    per read. While a body is read, each byte received moves the deadline on by 1/GROWTH_BODY_MIN_RATE
+    seconds, up to the body's own deadline (mod_reqtimeout's MinRate). While the server is draining, an
+    idle connection reads only what has already arrived.
     """
 
     def __init__(self, sock, handler):
@@ -123,6 +126,9 @@ class _DeadlineReader(io.RawIOBase):
         try:
             received = self._sock.recv_into(buffer)
             handler.last_received = time.monotonic()
+            if handler.body_deadline is not None:
+                handler.deadline = min(handler.deadline + received * handler.server.body_seconds_per_byte,
+                                       handler.body_deadline)
             return received
         except BlockingIOError:
             raise TimeoutError(errno.ETIMEDOUT, "the server is shutting down") from None
@@ -152,6 +158,7 @@ class GrowthHandler(WSGIHandler):
     # Timeouts are client behaviour, not server faults: quiet, like a reset.
     ignored_socket_errors = WSGIHandler.ignored_socket_errors + (errno.ETIMEDOUT,)
     deadline = 0.0
+    body_deadline = None  # while a request's body may be read: the end of GROWTH_BODY_TIMEOUT
     # True while blocked on the client: between requests, or mid-headers or mid-body.
     waiting = False
     # True while no byte of a request is owed: before a request's first byte, or lingering.
@@ -199,6 +206,7 @@ class GrowthHandler(WSGIHandler):
         # keep-alive timeout. Running out of either before a byte arrives closes quietly.
         server = self.server
         self.deadline = time.monotonic() + (server.keepalive_timeout if self.requests else server.header_timeout)
+        self.body_deadline = None
         self.request_id = None
         request_id.set(None)
         self.idle = True
@@ -215,7 +223,9 @@ class GrowthHandler(WSGIHandler):
     def read_request(self, raw_requestline):
         check_request_line(raw_requestline)
         super().read_request(raw_requestline)
-        self.deadline = time.monotonic() + self.server.body_timeout
+        now = time.monotonic()
+        self.body_deadline = now + self.server.body_timeout
+        self.deadline = now + self.server.body_grace  # then earned by the bytes that arrive
         return True
 
     def MessageClass(self, rfile, *args):
@@ -260,7 +270,8 @@ class GrowthHandler(WSGIHandler):
             self._linger(LINGER_SECONDS)
             return None
         if self.close_connection and self.wsgi_input is not None and self._body_unread():
-            self._linger(LINGER_SECONDS)
+            # A client out of time for its body (a 408) gets no more in a lingering close.
+            self._linger(LINGER_SECONDS if time.monotonic() < self.deadline else 0)
         return result
 
     def get_environ(self):

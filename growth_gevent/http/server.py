@@ -49,6 +49,10 @@ class GrowthServer(WSGIServer):
         self.access_log = config.access_log
         self.header_timeout = config.header_timeout
         self.body_timeout = config.body_timeout
+        # Without a minimum rate a body's grace is its whole timeout, and its bytes earn no more.
+        rate = config.body_min_rate
+        self.body_grace = min(config.body_grace, config.body_timeout) if rate else config.body_timeout
+        self.body_seconds_per_byte = 1 / rate if rate else 0.0
         self.keepalive_timeout = config.keepalive_timeout
         self.keep_alive_header = b"timeout=%d" % config.keepalive_timeout
         self.max_header_bytes = config.max_header_bytes
