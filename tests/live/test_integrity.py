@@ -1,0 +1,31 @@
+"""Integrity at rest (issue 25): damage is told from a torn tail and refused, never loaded silently."""
+
+import struct
+
+from growth_gevent.durability import journal
+from growth_gevent.testing import start_fails
+from tests.live.test_durability import killed_after_writes
+
+
+def record_offsets(data):
+    """The byte offset of each record of a segment's bytes, as its frames chain them."""
+    offsets, offset = [], len(journal.SEGMENT_MAGIC)
+    while offset < len(data):
+        offsets.append(offset)
+        offset += journal.FRAME.size + struct.unpack_from("<I", data, offset)[0]
+    return offsets
+
+
+def test_a_damaged_length_mid_journal_stops_start_up_naming_the_file_and_the_offset(servers, tmp_path):
+    snapshot = tmp_path / "growth.snapshot"
+    [segment] = killed_after_writes(servers, snapshot, count=200)
+    data = bytearray(segment.read_bytes())
+    damaged = record_offsets(data)[100]  # the 100th PUT: its header is record 0
+    data[damaged + 3] ^= 0x10  # the length's high byte: the frame now runs past the end of the file
+    segment.write_bytes(data)
+
+    refused = start_fails(GROWTH_SNAPSHOT=str(snapshot))
+    assert refused.returncode == 2
+    assert f"cannot start: {segment} is damaged" in refused.stderr
+    assert f"at byte {damaged}" in refused.stderr
+    assert segment.read_bytes() == data
