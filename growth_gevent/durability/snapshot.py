@@ -1,11 +1,15 @@
-"""Snapshots of the in-memory store: a versioned JSON file, written atomically, read strictly.
+"""Snapshots of the in-memory store: a versioned JSON file with a checksum, written atomically, read strictly.
 
-The file is one JSON object::
+The file is one JSON object on a line, then a line with the CRC-32 of every byte before it::
 
-    {"format": "growth-gevent-snapshot", "version": 1, "count": N, "journal": S,
+    {"format": "growth-gevent-snapshot", "version": 2, "count": N, "journal": S,
      "records": [["BRZ", "NGDP_R", 2002, 183.26], ...]}
+    crc32 1a2b3c4d
 
-``journal``, with a journal only: the first segment of the log that the snapshot does not hold.
+``journal``, with a journal only: the first segment of the log that the snapshot does not hold. The
+checksum is verified before a byte of the document is used, as Redis does with an RDB's CRC64: one bit
+changed on disk (183.26 to 183.27) refuses the file rather than serving the change. Version 1 snapshots
+have no checksum line; they are read, with a warning, and the next snapshot written is version 2.
 
 It is written to a temporary file in the same folder, flushed, fsynced and renamed over the old one,
 so a crash at any moment leaves either the previous snapshot or the new one, never a mix.
@@ -18,8 +22,10 @@ file as a stale one.
 import fcntl
 import logging
 import os
+import re
 import sys
 import time
+import zlib
 
 import gevent
 import ujson
@@ -32,7 +38,9 @@ from .journal import JournalFailed
 from .journaled import JournaledStore
 
 FORMAT = "growth-gevent-snapshot"
-VERSION = 1
+VERSION = 2
+VERSIONS_READ = (1, VERSION)
+CHECKSUM_LINE = re.compile(rb"crc32 ([0-9a-f]{8})\n")  # the last line; the CRC-32 of every byte before it
 ROWS_PER_WRITE = 5000
 LOCK_SUFFIX = ".lock"
 # The same snapshot error is logged at most this often; a new error or a recovery is logged at once.
@@ -104,15 +112,22 @@ def write_snapshot(path, items, journal=None):
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with open(descriptor, "wb") as output:
-            output.write(b'{"format":"%s","version":%d,"count":%d,%s"records":['
-                         % (FORMAT.encode(), VERSION, len(items),
-                            b"" if journal is None else b'"journal":%d,' % journal))
+            checksum = 0
+
+            def write(data):
+                nonlocal checksum
+                checksum = zlib.crc32(data, checksum)
+                output.write(data)
+
+            write(b'{"format":"%s","version":%d,"count":%d,%s"records":['
+                  % (FORMAT.encode(), VERSION, len(items), b"" if journal is None else b'"journal":%d,' % journal))
             for start in range(0, len(items), ROWS_PER_WRITE):
                 rows = [[c, i, y, v] for (c, i, y), v in items[start:start + ROWS_PER_WRITE]]
                 if start:
-                    output.write(b",")
-                output.write(ujson.dumps(rows, escape_forward_slashes=False)[1:-1].encode())
-            output.write(b"]}\n")
+                    write(b",")
+                write(ujson.dumps(rows, escape_forward_slashes=False)[1:-1].encode())
+            write(b"]}\n")
+            output.write(b"crc32 %08x\n" % checksum)
             output.flush()
             os.fsync(output.fileno())
         os.replace(temporary, path)
@@ -141,15 +156,22 @@ def load_snapshot(path):
     not hold (0: it names none); or :class:`SnapshotError`. Never changes the file."""
     with open(path, "rb") as snapshot:
         raw = snapshot.read()
+    checked = _verified(path, raw)
     try:
-        document = ujson.loads(raw)
+        document = ujson.loads(raw if checked is None else raw[:checked])
     except ValueError:
         raise SnapshotError(f"{path} is not a complete snapshot: truncated or not JSON") from None
     if type(document) is not dict or document.get("format") != FORMAT:
         raise SnapshotError(f"{path} is not a growth-gevent snapshot")
-    if document.get("version") != VERSION:
-        raise SnapshotError(f"{path} is snapshot version {document.get('version')!r}; "
-                            f"this version of growth-gevent reads version {VERSION}")
+    version = document.get("version")
+    if version not in VERSIONS_READ:
+        raise SnapshotError(f"{path} is snapshot version {version!r}; this version of growth-gevent reads "
+                            f"versions {' and '.join(map(str, VERSIONS_READ))}")
+    if checked is None and version != 1:
+        raise SnapshotError(f"{path} is damaged: its checksum line is missing (cut short?). {RESTORE}")
+    if checked is None:
+        log.warning("%s is snapshot version 1, which has no checksum: read as it is; the next snapshot written "
+                    "has one", path)
     rows = document.get("records")
     if type(rows) is not list or document.get("count") != len(rows):
         raise SnapshotError(f"{path} is damaged: its record count does not match its records")
@@ -157,6 +179,25 @@ def load_snapshot(path):
     if type(journal) is not int or journal < 0:
         raise SnapshotError(f"{path} is damaged: its journal segment is not a number")
     return _parse_rows(path, rows), journal
+
+
+RESTORE = ("It was not loaded. Restore it from a backup (`growth-gevent check PATH` verifies a copy), or "
+           "move it away to start without the records it held.")
+
+
+def _verified(path, raw):
+    """Where the document ends, once the checksum line after it matches it; None when the file is one
+    line (version 1, or a snapshot cut short); SnapshotError when the checksum does not match."""
+    end = raw.rfind(b"\n", 0, len(raw) - 1) + 1
+    if end == 0:
+        return None
+    written = CHECKSUM_LINE.fullmatch(raw, end)
+    computed = zlib.crc32(memoryview(raw)[:end])
+    if written is None or int(written.group(1), 16) != computed:
+        raise SnapshotError(f"{path} is damaged: its checksum does not match its contents (crc32 {computed:08x}, "
+                            f"the file says {raw[end:end + 20].decode(errors='replace').strip()!r}): a bit changed "
+                            f"on disk, or the file was edited. {RESTORE}")
+    return end
 
 
 def _parse_rows(path, rows):
