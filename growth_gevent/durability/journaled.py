@@ -46,7 +46,7 @@ class JournaledStore(MemoryStore):
     def recover(self, first_segment):
         """Replay the log after the snapshot loaded (that begins with ``first_segment``), queue the bulk
         jobs it left unapplied, and begin a new segment. Blocking: before serving."""
-        recovered = replay(self.journal.snapshot_path, first_segment, self, self.journal.policy)
+        recovered = replay(self.journal.snapshot_path, first_segment, self)
         self._next_job = recovered.next_job
         for job in recovered.queued:
             self._queue(job)

@@ -9,7 +9,6 @@ damaged length, which would hide the records after it, is not taken for a record
 """
 
 import dataclasses
-import logging
 import marshal
 import struct
 import sys
@@ -18,8 +17,6 @@ import zlib
 import ujson
 
 from .journal import ALWAYS, EVERYSEC, FRAME, SEGMENT_INFIX, SEGMENT_MAGIC, segment_numbers, segment_path
-
-log = logging.getLogger("growth_gevent")
 
 _FRAME_V1 = struct.Struct("<II")  # version 1 segments: no magic, no checksum of the header
 _PAYLOAD_START = b'["'  # every record's payload begins so
@@ -140,10 +137,10 @@ class Recovered:
     torn: list = dataclasses.field(default_factory=list)  # the TornTail of each segment that had one
 
 
-def replay(snapshot_path, first, store, policy=ALWAYS):
+def replay(snapshot_path, first, store):
     """Apply the segments from number ``first`` on to ``store`` (``restore(key, value or None)``,
     ``apply_records(records)``); :class:`JournalDamaged` before anything is applied if one cannot be read.
-    A torn tail is dropped, and the warning says what that loses under the fsync ``policy``.
+    Torn tails are dropped, and listed in what it returns, for the caller to say.
 
     Idempotent: every record sets or removes values, so replaying again over the result changes nothing.
     """
@@ -164,8 +161,6 @@ def replay(snapshot_path, first, store, policy=ALWAYS):
         except (ValueError, TypeError) as error:
             raise JournalDamaged(f"{path} is damaged: a record that growth-gevent did not write ({error})") from None
         if torn is not None:
-            log.warning("%s ends in a torn record at byte %d (a crash in the middle of a write): dropped %s", path,
-                        torn.offset, torn.dropped(policy))
             recovered.torn.append(torn)
     jobs = {}
     for number, records in zip(numbers, segments, strict=True):

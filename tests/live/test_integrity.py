@@ -1,12 +1,16 @@
 """Integrity at rest (issue 25): damage is told from a torn tail and refused, never loaded silently."""
 
 import struct
+import subprocess
+import sys
 
 import pytest
 
 from growth_gevent.durability import journal
 from growth_gevent.testing import start_fails
 from tests.live.test_durability import killed_after_writes
+
+from support import ROOT
 
 
 def record_offsets(data):
@@ -48,3 +52,74 @@ def test_a_bit_flipped_in_the_snapshot_refuses_to_start_naming_the_file(servers,
     assert refused.returncode == 2
     assert f"cannot start: {snapshot} is damaged: its checksum does not match" in refused.stderr
     assert snapshot.read_bytes() == damaged
+
+
+def check(*args, **env):
+    """``growth-gevent check ARGS`` as a process: its CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "growth_gevent", "check", *map(str, args)], cwd=ROOT,
+                          env={"PATH": "/usr/bin:/bin", **env}, capture_output=True, text=True, timeout=60)
+
+
+def test_check_verifies_a_snapshot_and_its_journal_read_only_and_repair_cuts_only_a_torn_tail(servers, tmp_path):
+    snapshot = tmp_path / "growth.snapshot"
+    server = servers(GROWTH_SNAPSHOT=str(snapshot), GROWTH_SNAPSHOT_INTERVAL="1")
+    assert server.request_json("PUT", "/api/v1/growth/A/B/1", {"value": 1})[0] == 201
+    server.wait_for_line("snapshot written: 1 records", 10)
+    for year in range(4):
+        assert server.request_json("PUT", f"/api/v1/growth/C/D/{year}", {"value": year})[0] == 201
+    server.process.kill()
+    server.process.wait()
+    [segment] = snapshot.parent.glob("growth.snapshot.journal.*")
+
+    healthy = check(snapshot)
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    assert f"{snapshot}: ok: checksum verified, 1 records" in healthy.stdout
+    assert f"{segment}: ok" in healthy.stdout
+
+    whole = segment.read_bytes()
+    segment.write_bytes(whole[:-4])  # a crash in the middle of the last write
+    torn = check(GROWTH_SNAPSHOT=str(snapshot))  # the path from the environment, as the service takes it
+    assert torn.returncode == 1
+    cut = record_offsets(whole)[-1]
+    assert (f"{segment}: torn tail: {len(whole) - 4 - cut} bytes from byte {cut} (a record cut short): 1 record "
+            "cut short, never acknowledged") in torn.stdout
+    assert f"--repair would truncate {segment} to {cut} bytes" in torn.stdout
+    assert segment.read_bytes() == whole[:-4]  # read-only
+
+    repaired = check(snapshot, "--repair")
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    assert f"repaired: {segment} truncated to {cut} bytes" in repaired.stdout
+    assert segment.read_bytes() == whole[:cut]
+    assert check(snapshot).returncode == 0
+    again = servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert again.request_json("GET", "/api/v1/growth/size") == (200, {"size": 4})  # A/B/1, C/D/0-2
+    assert not any("torn" in line for line in again.lines)
+
+
+def test_check_says_what_is_damaged_and_repair_leaves_damage_as_it_is(servers, tmp_path):
+    snapshot = tmp_path / "growth.snapshot"
+    [segment] = killed_after_writes(servers, snapshot, count=5)
+    data = bytearray(segment.read_bytes())
+    damaged = record_offsets(data)[2]
+    data[damaged + 3] ^= 0x10
+    segment.write_bytes(data)
+    for args in [(), ("--repair",)]:
+        result = check(snapshot, *args)
+        assert result.returncode == 2
+        assert f"{segment} is damaged: a record header whose checksum does not match at byte {damaged}" in result.stdout
+        assert "--repair does not change damage" in result.stdout
+        assert segment.read_bytes() == data
+
+    snapshot.write_bytes(b'{"format": "growth-gevent-snapshot", "version": 2, "count": 0, "records": []}\ncrc32 0\n')
+    result = check(snapshot)
+    assert result.returncode == 2
+    assert f"{snapshot} is damaged: its checksum does not match" in result.stdout
+
+
+def test_check_repair_refuses_while_a_server_owns_the_snapshot(servers, tmp_path):
+    snapshot = tmp_path / "growth.snapshot"
+    server = servers(GROWTH_SNAPSHOT=str(snapshot))
+    result = check(snapshot, "--repair")
+    assert result.returncode == 2
+    assert f"is in use by another process (pid {server.process.pid})" in result.stdout + result.stderr
+    assert check(snapshot).returncode == 0  # reading is allowed
