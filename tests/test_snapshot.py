@@ -204,7 +204,8 @@ def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, ca
     messages = [re.sub(r" in \d+ ms", "", r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING]
     assert messages == [
         f"snapshot to {owned.path} failed (1 in a row): [Errno 21] Is a directory: '{temporary_path(owned.path)}'; "
-        "writes are refused (503) until a snapshot succeeds; trying again every 3600 s",
+        "writes are refused (503) until a snapshot succeeds; trying again in 1 s, then backing off to 30 s, or as soon "
+        "as the disk has room",
         f"snapshot written after 1 failed attempts: 1 records to {owned.path}; writes are accepted again"]
 
 
@@ -240,3 +241,16 @@ def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplo
     failing.lift()
     os.mkdir(owned.path)  # another error: the rename fails
     assert f"(5 in a row): [Errno 21] Is a directory: '{temporary_path(owned.path)}' -> '{owned.path}'" in attempt(1)
+
+
+def test_failed_snapshots_back_off_from_1_s_doubling_to_30_s(owned):
+    store = memory_store()
+    snapshotter = Snapshotter(store, owned, interval=1, stop_writes_on_error=True)
+    FailingWrites(owned)
+    waits = []
+    for _ in range(7):
+        store.changes += 1
+        with pytest.raises(OSError):
+            snapshotter.save_if_changed()
+        waits.append(snapshotter._retry_seconds())
+    assert waits == [1, 2, 4, 8, 16, 30, 30]

@@ -43,6 +43,8 @@ import gevent
 import ujson
 from gevent.event import Event
 
+from ..core.logs import ThrottledLog
+
 log = logging.getLogger("growth_gevent")
 
 FSYNC_POLICIES = ("always", "everysec", "no")
@@ -177,6 +179,9 @@ class Journal:
         self.records = 0  # appended since start
         self.fsync_histogram = [0] * (len(FSYNC_BUCKETS) + 1) + [0.0]  # counts by bucket, over, sum
         self.last_error = None  # (unix time, message) of the last write or fsync that failed
+        # Failures said at most once a minute each; the snapshotter shares its own, so that the snapshots
+        # failing for the same reason after it do not say it again.
+        self.failure_log = ThrottledLog(1, 60.0, log)
         self._flusher = None
 
     def start(self, number, header):
@@ -367,9 +372,9 @@ class Journal:
         self.failure = str(error)
         self.last_error = (time.time(), str(error))
         if not batch.sync:  # a segment that failed to start is a snapshot that failed: the snapshotter says it
-            log.error("journal write to %s failed: %s; the writes waiting for it are undone and answered 503, and "
-                      "writes are refused until a snapshot succeeds", segment_path(self.snapshot_path, self.number),
-                      error)
+            self.failure_log.log(logging.ERROR, "journal write to %s failed: %s; the writes waiting for it are undone "
+                                 "and answered 503, and writes are refused until a snapshot succeeds",
+                                 segment_path(self.snapshot_path, self.number), error, key=self.failure)
         self._on_failure(self.failure, [entry for each in (batch, *later) for entry in each.undo])
         for each in (batch, *later):
             each.finish(self.failure)

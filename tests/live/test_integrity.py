@@ -1,13 +1,17 @@
 """Integrity at rest (issue 25): damage is told from a torn tail and refused, never loaded silently."""
 
+import errno
+import os
+import pathlib
 import struct
 import subprocess
 import sys
+import time
 
 import pytest
 
 from growth_gevent.durability import journal
-from growth_gevent.testing import start_fails
+from growth_gevent.testing import holds_for, start_fails, wait_for
 from tests.live.test_durability import killed_after_writes
 
 from support import ROOT
@@ -123,3 +127,65 @@ def test_check_repair_refuses_while_a_server_owns_the_snapshot(servers, tmp_path
     assert result.returncode == 2
     assert f"is in use by another process (pid {server.process.pid})" in result.stdout + result.stderr
     assert check(snapshot).returncode == 0  # reading is allowed
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 8 MiB tmpfs, mounted on a folder of the test's (the suite runs as root, as in its container)."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(folder)], check=True)
+    yield folder
+    subprocess.run(["umount", "--lazy", str(folder)], check=True)
+
+
+def fill(folder):
+    """A file that takes every byte left on ``folder``'s file system."""
+    filler = folder / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(descriptor, bytes(65536)):
+            pass
+    except OSError as error:
+        assert error.errno == errno.ENOSPC
+    finally:
+        os.close(descriptor)
+    return filler
+
+
+def cpu_seconds(pid):
+    """User and system CPU time of process ``pid`` so far, from /proc/PID/stat."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_full_disk_is_calm_says_so_on_ready_and_writes_come_back_within_seconds_of_space(servers, small_disk):
+    snapshot = small_disk / "growth.snapshot"
+    server = servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert server.request_json("PUT", "/api/v1/growth/A/B/0", {"value": 0})[0] == 201
+    filler = fill(small_disk)
+    statuses = [server.request_json("PUT", f"/api/v1/growth/A/B/{year}", {"value": year})[0]
+                for year in range(1, 600)]  # until the journal's last page is full too
+    assert statuses[-1] == 503 and set(statuses) == {201, 503}
+    wait_for(lambda: server.request("GET", "/ready")[0] == 503)
+    status, body = server.request_json("GET", "/ready")
+    assert body["msg"].startswith("writes are refused until a snapshot succeeds") and "No space left" in body["msg"]
+    assert "growth_writes_refused 1.0" in server.request("GET", "/metrics")[1].decode()
+
+    server.read_available_lines()
+    lines, cpu = len(server.lines), cpu_seconds(server.process.pid)
+    files = set(os.listdir(small_disk))
+    holds_for(lambda: set(os.listdir(small_disk)) == files, 4)  # no file created (nor removed) per attempt
+    assert cpu_seconds(server.process.pid) - cpu < 0.5
+    server.read_available_lines()
+    assert len(server.lines) - lines <= 2  # the transition said once; the retries backing off say nothing new
+    assert sum("failed" in line for line in server.lines) <= 2
+
+    filler.unlink()
+    freed = time.monotonic()
+    wait_for(lambda: server.request_json("PUT", "/api/v1/growth/A/B/1000", {"value": 1})[0] == 201, timeout=10)
+    assert time.monotonic() - freed < 3
+    assert server.request_json("GET", "/ready") == (200, {"msg": "ready"})
+    assert "growth_writes_refused 0.0" in server.request("GET", "/metrics")[1].decode()
+    server.read_available_lines()
+    assert sum("writes are accepted again" in line for line in server.lines) == 1
