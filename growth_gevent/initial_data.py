@@ -56,6 +56,9 @@ def recover_journaled(store, config, snapshot_lock, started):
         submit_initial_data(store, *_preload(config.preload_path), started)
     replay_started = time.perf_counter()
     recovered = store.recover(first_segment)
+    for torn in recovered.torn:
+        log.warning("%s ends in a torn record at byte %d (a crash in the middle of a write): dropped %s", torn.path,
+                    torn.offset, torn.dropped(config.fsync))
     if recovered.segments:
         segments = "-".join(map(str, dict.fromkeys([recovered.segments[0], recovered.segments[-1]])))
         log.info("replayed %d journal records of %s%s%s in %.0f ms; %d bulk loads queued again", recovered.records,

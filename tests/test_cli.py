@@ -19,6 +19,13 @@ def test_help_lists_the_commands_and_exits_0(capsys):
     assert out.startswith("usage: growth-gevent [-h] [--version] COMMAND ...")
     assert re.search(r"^ +serve +serve the API \(the default\)$", out, re.M)
     assert re.search(r"^ +load +upload a bulk file and wait until it is applied$", out, re.M)
+    assert re.search(r"^ +check +verify a snapshot and its journal \(read-only unless --repair\)$", out, re.M)
+
+
+def test_check_without_a_path_says_what_it_needs_and_exits_2(caplog, monkeypatch):
+    monkeypatch.setattr(cli, "configure_logging", lambda: None)  # the test's log capture stays in place
+    assert main(["check"], environ={}) == 2
+    assert "check: give the snapshot's path (or GROWTH_SNAPSHOT)" in caplog.text
 
 
 def test_version_prints_the_packages_version_and_exits_0(capsys):

@@ -245,3 +245,24 @@ def test_a_segment_that_cannot_start_fails_alone_and_is_started_again_with_its_n
     assert snapshotter.save_if_changed() is True
     assert segment_numbers(path) == [2]
     assert crashed(store) == {"A": {"B": {1: 1}}}
+
+
+def test_a_segment_whose_header_cannot_be_written_leaves_no_file_and_keeps_its_number(path, monkeypatch):
+    store = opened(path)
+    snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    store.put(KEY, 1)
+    real_write = journal_module.os.write
+
+    def disk_full(descriptor, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal_module.os, "write", disk_full)
+    for _ in range(3):  # a full disk, tried again and again
+        with pytest.raises(JournalFailed):
+            snapshotter.save_if_changed()
+        assert segment_numbers(path) == [1]
+    monkeypatch.setattr(journal_module.os, "write", real_write)
+    assert snapshotter.save_if_changed() is True
+    assert segment_numbers(path) == [2]
+    store.put(KEY, 2)
+    assert crashed(store) == {"A": {"B": {1: 2}}}

@@ -1,14 +1,17 @@
 """Reading the journal back: replay reaches the store's state, torn tails are dropped, damage stops it."""
 
-import logging
+import marshal
 import os
 import pathlib
+import struct
+import zlib
 
 import gevent
 import pytest
 
-from growth_gevent.durability.journal import frame, put_record, segment_numbers, segment_path
-from growth_gevent.durability.replay import JournalDamaged, QueuedJob
+from growth_gevent.durability.journal import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
+from growth_gevent.durability.journaled import JournaledStore
+from growth_gevent.durability.replay import JournalDamaged, QueuedJob, TornTail
 
 from recovering import KEY, crashed, opened
 
@@ -51,7 +54,7 @@ def test_a_job_accepted_and_not_applied_is_queued_again_at_start(path):
     assert again.copy() == {"A": {"B": {year: year for year in range(5)}}}
 
 
-def test_a_torn_last_record_is_dropped_with_a_warning_and_what_comes_before_is_kept(path, caplog):
+def test_a_torn_last_record_is_dropped_and_what_comes_before_is_kept(path):
     store = opened(path)
     store.put(KEY, 1)
     store.put(("A", "B", 2), 2)
@@ -59,9 +62,17 @@ def test_a_torn_last_record_is_dropped_with_a_warning_and_what_comes_before_is_k
     segment = segment_path(path, 1)
     whole = pathlib.Path(segment).read_bytes()
     pathlib.Path(segment).write_bytes(whole[:-3])
-    with caplog.at_level(logging.WARNING):
-        assert opened(path).copy() == {"A": {"B": {1: 1}}}
-    assert f"{segment} ends in a torn record at byte {len(whole) - len(put_record(('A', 'B', 2), 2))}" in caplog.text
+    again = JournaledStore(path, "always", chunk_size=2, queue_records=100, max_records=100)
+    [torn] = again.recover(0).torn
+    assert again.copy() == {"A": {"B": {1: 1}}}
+    at = len(whole) - len(put_record(("A", "B", 2), 2))
+    assert torn == TornTail(segment, at, len(whole) - 3 - at, "a record cut short", 1)
+    assert torn.dropped("always") == (f"{len(whole) - 3 - at} bytes from byte {at} (a record cut short): 1 record "
+                                      "cut short, never acknowledged: under GROWTH_FSYNC=always a write is answered "
+                                      "only once its record is on disk")
+    assert torn.dropped("everysec").endswith(
+        "1 record cut short, which under GROWTH_FSYNC=everysec may have been acknowledged if the machine itself "
+        "stopped (power loss, kernel crash) within a second of the write, but not if only the process was killed")
 
 
 @pytest.mark.parametrize("tail", [b"\0" * 20, b"\x10\0\0\0", frame(b'["put","A","B",2,2]')[:-1] + b"!"])
@@ -74,20 +85,64 @@ def test_zeros_a_cut_header_or_a_last_record_that_does_not_match_are_a_torn_tail
     assert opened(path).copy() == {"A": {"B": {1: 1}}}
 
 
-def test_a_damaged_record_before_the_last_stops_recovery_and_leaves_the_files_untouched(path):
+def three_writes_with_a_bit_flipped_in_the_middle_one(path, flipped):
+    """The segment, its bytes as damaged, and where the middle record and the one after it begin."""
     store = opened(path)
     for year in range(3):
         store.put(("A", "B", year), year)
     store.close()
     segment = pathlib.Path(segment_path(path, 1))
     data = bytearray(segment.read_bytes())
-    data[len(data) - 2 * len(put_record(KEY, 1)) + 10] ^= 1  # in the middle record
+    middle = len(data) - 2 * len(put_record(KEY, 1))
+    data[middle + flipped] ^= 0x10
     segment.write_bytes(data)
+    return segment, data, middle, middle + len(put_record(KEY, 1))
+
+
+def test_a_damaged_record_before_the_last_stops_recovery_and_leaves_the_files_untouched(path):
+    segment, data, middle, after = three_writes_with_a_bit_flipped_in_the_middle_one(path, 14)  # in its payload
     with pytest.raises(JournalDamaged, match=f"{segment} is damaged: a record whose checksum does not match at "
-                                             "byte .*, with data after it"):
+                                             f"byte {middle}, with a valid record at byte {after} after it"):
         opened(path)
     assert segment.read_bytes() == data
     assert segment_numbers(path) == [1]
+
+
+@pytest.mark.parametrize("flipped", [3, 0, 5, 9])  # the length's high and low bytes, its checksum, the header's
+def test_a_damaged_record_header_is_damage_even_when_its_length_runs_past_the_end(path, flipped):
+    segment, _, middle, after = three_writes_with_a_bit_flipped_in_the_middle_one(path, flipped)
+    with pytest.raises(JournalDamaged, match=f"{segment} is damaged: a record header whose checksum does not match "
+                                             f"at byte {middle}, with a valid record at byte {after} after it"):
+        opened(path)
+
+
+def test_a_damaged_segment_magic_is_damage(path):
+    store = opened(path)
+    store.put(KEY, 1)
+    store.close()
+    segment = pathlib.Path(segment_path(path, 1))
+    segment.write_bytes(b"X" + segment.read_bytes()[1:])
+    with pytest.raises(JournalDamaged, match=f"{segment} is damaged: .* at byte 0, with a valid record at byte 8"):
+        opened(path)
+
+
+def test_a_segment_of_a_later_format_version_is_refused_naming_it(path):
+    opened(path).close()
+    segment = pathlib.Path(segment_path(path, 1))
+    segment.write_bytes(SEGMENT_MAGIC[:-1] + b"\x07")
+    with pytest.raises(JournalDamaged, match=f"{segment} is journal format version 7; this version of growth-gevent "
+                                             "reads versions 1 and 2"):
+        opened(path)
+
+
+def test_a_version_1_segment_without_magic_or_header_checksum_is_replayed(path):
+    def frame_v1(payload):
+        return struct.pack("<II", len(payload), zlib.crc32(payload)) + payload
+
+    pathlib.Path(segment_path(path, 1)).write_bytes(
+        frame_v1(b'["segment",1,1,[]]\n' + marshal.dumps([])) + frame_v1(b'["put","A","B",1,1.5]')
+        + frame_v1(b'["put","A","B",2,2.5]')[:-2])
+    assert opened(path).copy() == {"A": {"B": {1: 1.5}}}
 
 
 def test_a_missing_segment_is_damage(path):

@@ -3,6 +3,7 @@ import json
 import logging
 import os
 import re
+import zlib
 
 import pytest
 
@@ -41,8 +42,40 @@ def test_an_empty_store_makes_a_valid_snapshot(tmp_path):
 def test_the_format_is_the_documented_one(tmp_path):
     path = tmp_path / "snapshot.json"
     write_snapshot(str(path), ITEMS[:1])
-    assert json.loads(path.read_text()) == {"format": FORMAT, "version": 1, "count": 1,
-                                            "records": [["BRZ", "NGDP_R", 2002, 183.26]]}
+    document, checksum = path.read_bytes().splitlines(keepends=True)
+    assert json.loads(document) == {"format": FORMAT, "version": 2, "count": 1,
+                                    "records": [["BRZ", "NGDP_R", 2002, 183.26]]}
+    assert checksum == b"crc32 %08x\n" % zlib.crc32(document)
+
+
+@pytest.mark.parametrize("before, after", [(b"183.26", b"183.27"), (b"NGDP_R", b"LGDP_R"), (b'"count"', b'"co5nt"'),
+                                           (b"crc32 ", b"crc32\x00")])
+def test_a_bit_flipped_anywhere_is_refused_naming_the_file_and_what_to_do(tmp_path, before, after):
+    path = tmp_path / "growth.snapshot"
+    write_snapshot(str(path), ITEMS)
+    damaged = path.read_bytes().replace(before, after)
+    path.write_bytes(damaged)
+    with pytest.raises(SnapshotError) as refused:
+        read_snapshot(str(path))
+    assert str(refused.value).startswith(f"{path} is damaged: ")
+    assert "Restore it from a backup" in str(refused.value)
+    assert path.read_bytes() == damaged
+
+
+def test_a_snapshot_of_version_2_cut_before_its_checksum_is_refused(tmp_path):
+    path = tmp_path / "growth.snapshot"
+    write_snapshot(str(path), ITEMS)
+    path.write_bytes(path.read_bytes().splitlines(keepends=True)[0])
+    with pytest.raises(SnapshotError, match=f"{path} is damaged: its checksum line is missing"):
+        read_snapshot(str(path))
+
+
+def test_a_version_1_snapshot_without_a_checksum_is_read_with_a_warning(tmp_path, caplog):
+    path = tmp_path / "growth.snapshot"
+    path.write_bytes(b'{"format": "growth-gevent-snapshot", "version": 1, "count": 1, "records": [["A", "B", 1, 2]]}')
+    with caplog.at_level(logging.WARNING):
+        assert read_snapshot(str(path)) == [(("A", "B", 1), 2)]
+    assert f"{path} is snapshot version 1, which has no checksum" in caplog.text
 
 
 def test_a_failed_write_leaves_the_previous_snapshot_and_no_temporary_file(tmp_path):
@@ -60,7 +93,7 @@ def test_a_failed_write_leaves_the_previous_snapshot_and_no_temporary_file(tmp_p
     (b"hello", "truncated or not JSON"),
     (b'{"some": "json"}', "is not a growth-gevent snapshot"),
     (b"[1, 2]", "is not a growth-gevent snapshot"),
-    (b'{"format": "growth-gevent-snapshot", "version": 2, "count": 0, "records": []}', "version 2"),
+    (b'{"format": "growth-gevent-snapshot", "version": 3, "count": 0, "records": []}', "version 3"),
     (b'{"format": "growth-gevent-snapshot", "version": 1, "count": 5, "records": []}', "count does not match"),
     (b'{"format": "growth-gevent-snapshot", "version": 1, "count": 1, "records": [["A", "B", "1", 2]]}',
      "record 0 is not"),
@@ -171,7 +204,8 @@ def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, ca
     messages = [re.sub(r" in \d+ ms", "", r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING]
     assert messages == [
         f"snapshot to {owned.path} failed (1 in a row): [Errno 21] Is a directory: '{temporary_path(owned.path)}'; "
-        "writes are refused (503) until a snapshot succeeds; trying again every 3600 s",
+        "writes are refused (503) until a snapshot succeeds; trying again in 1 s, then backing off to 30 s, or as soon "
+        "as the disk has room",
         f"snapshot written after 1 failed attempts: 1 records to {owned.path}; writes are accepted again"]
 
 
@@ -207,3 +241,16 @@ def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplo
     failing.lift()
     os.mkdir(owned.path)  # another error: the rename fails
     assert f"(5 in a row): [Errno 21] Is a directory: '{temporary_path(owned.path)}' -> '{owned.path}'" in attempt(1)
+
+
+def test_failed_snapshots_back_off_from_1_s_doubling_to_30_s(owned):
+    store = memory_store()
+    snapshotter = Snapshotter(store, owned, interval=1, stop_writes_on_error=True)
+    FailingWrites(owned)
+    waits = []
+    for _ in range(7):
+        store.changes += 1
+        with pytest.raises(OSError):
+            snapshotter.save_if_changed()
+        waits.append(snapshotter._retry_seconds())
+    assert waits == [1, 2, 4, 8, 16, 30, 30]

@@ -44,14 +44,17 @@ class Ping:
 
 class Ready:
     """``/ready``: readiness, for a load balancer or a HEALTHCHECK: 200 while the store answers, 503
-    (StoreUnavailable, mapped in app.py) while it cannot be reached. ``/ping`` is liveness only."""
+    (StoreUnavailable, mapped in app.py) while it cannot be reached, and 503 naming the cause while writes
+    are refused (a snapshot or the journal failed: a disk full), though reads go on: a write sent there
+    would not be kept. ``/ping`` is liveness only."""
 
     def __init__(self, store):
         self._store = store
 
     def on_get(self, req, resp):
         self._store.size()  # one round trip on Redis
-        _json(resp, {"msg": "ready"})
+        refused = self._store.writes_refused()
+        _json(resp, {"msg": refused or "ready"}, falcon.HTTP_200 if refused is None else falcon.HTTP_503)
 
     on_head = on_get
 

@@ -2,8 +2,11 @@
 
 The log is a series of segment files, ``SNAPSHOT.journal.N``; a snapshot names the first segment it
 does not hold (its ``"journal"`` field), so recovery loads the snapshot and replays the segments from
-that one on. Each record is framed ``[u32 length][u32 crc32][payload]`` (little-endian), the payload a
-compact JSON array:
+that one on. A segment begins with SEGMENT_MAGIC (its format's version in its last byte), then each record
+is framed ``[u32 length][u32 crc32 of the payload][u32 crc32 of the 8 bytes before]`` (little-endian):
+the header's own checksum protects the length, as LevelDB's and PostgreSQL's WAL records do, so that a
+damaged length is seen as damage rather than taken for a record cut short. The payload is a compact JSON
+array:
 
     ["segment", N, next_job, [[job, offset], ...]] + records   first in every segment: the jobs queued
     ["put", country, indicator, year, value]
@@ -40,12 +43,20 @@ import gevent
 import ujson
 from gevent.event import Event
 
+from ..core.logs import ThrottledLog
+
 log = logging.getLogger("growth_gevent")
 
 FSYNC_POLICIES = ("always", "everysec", "no")
 ALWAYS, EVERYSEC, NO = FSYNC_POLICIES
 EVERYSEC_SECONDS = 1.0
-FRAME = struct.Struct("<II")
+FRAME = struct.Struct("<III")
+_LENGTH_AND_CRC = struct.Struct("<II")
+_HEADER_CRC = struct.Struct("<I")
+# The first bytes of a segment; the last one is the format's version. Version 1 segments have no magic
+# and frame records as ``[u32 length][u32 crc32][payload]``: replay reads them still (an upgrade after a
+# crash), and the journal writes version 2 only.
+SEGMENT_MAGIC = b"GGJOURN\x02"
 SEGMENT_INFIX = ".journal."
 FSYNC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -55,7 +66,8 @@ class JournalFailed(Exception):
 
 
 def frame(payload):
-    return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+    head = _LENGTH_AND_CRC.pack(len(payload), zlib.crc32(payload))
+    return head + _HEADER_CRC.pack(zlib.crc32(head)) + payload
 
 
 def _dumps(document):
@@ -167,6 +179,9 @@ class Journal:
         self.records = 0  # appended since start
         self.fsync_histogram = [0] * (len(FSYNC_BUCKETS) + 1) + [0.0]  # counts by bucket, over, sum
         self.last_error = None  # (unix time, message) of the last write or fsync that failed
+        # Failures said at most once a minute each; the snapshotter shares its own, so that the snapshots
+        # failing for the same reason after it do not say it again.
+        self.failure_log = ThrottledLog(1, 60.0, log)
         self._flusher = None
 
     def start(self, number, header):
@@ -272,9 +287,11 @@ class Journal:
         error rather than raised, which gevent's pool would print as unhandled. Runs in a thread."""
         fsyncs = []
         self._batch_start = self._written
+        ending = None  # the segment this batch ends, kept until the one it begins is written
         try:
             if pending and type(pending[0]) is _Rotation:  # a new segment starts the batch
                 fsyncs.append(self._fsync())
+                ending = self._descriptor, self._file_number, self._written
                 self._open(pending[0].number)
                 pending = pending[1:]
             self._write_all(b"".join(pending))
@@ -284,12 +301,27 @@ class Journal:
                 self._unsynced = True
                 if time.monotonic() - self._last_sync >= EVERYSEC_SECONDS:
                     fsyncs.append(self._fsync())
+            if ending is not None:
+                os.close(ending[0])
             return None, fsyncs
         except Exception as error:
             if not isinstance(error, OSError):
                 log.exception("journal write failed")
-            self._truncate_to_batch_start()
+            if ending is None:
+                self._truncate_to_batch_start()
+            else:
+                self._abandon_segment(*ending)
             return error, fsyncs
+
+    def _abandon_segment(self, descriptor, number, written):
+        """Go back to segment ``number`` after the next one failed to start: remove what was created of
+        that one (nothing in it was acknowledged), so that a full disk retried does not leave a file per
+        attempt, nor use up a segment number per attempt."""
+        if self._file_number != number:
+            os.close(self._descriptor)
+            with contextlib.suppress(OSError):
+                os.unlink(segment_path(self.snapshot_path, self._file_number))
+        self._descriptor, self._file_number, self._written = descriptor, number, written
 
     def _write_all(self, data):
         view = memoryview(data)
@@ -306,13 +338,14 @@ class Journal:
         return time.perf_counter() - started
 
     def _open(self, number):
-        descriptor = os.open(segment_path(self.snapshot_path, number), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        _fsync_directory(self.snapshot_path)
-        if self._descriptor is not None:
-            os.close(self._descriptor)
-        self._descriptor = descriptor
+        """Create segment ``number`` and begin it with the magic; the segment before stays open (the caller
+        closes it)."""
+        self._descriptor = os.open(segment_path(self.snapshot_path, number), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                                   0o600)
         self._file_number = number
         self._written = self._batch_start = 0
+        self._write_all(SEGMENT_MAGIC)
+        _fsync_directory(self.snapshot_path)
 
     def _truncate_to_batch_start(self):
         # A batch that failed half-way may leave records, or part of one, that were never acknowledged:
@@ -338,8 +371,10 @@ class Journal:
         self.number = self._file_number  # a segment that failed to start is started again, not skipped
         self.failure = str(error)
         self.last_error = (time.time(), str(error))
-        log.error("journal write to %s failed: %s; the writes waiting for it are undone and answered 503, and "
-                  "writes are refused until a snapshot succeeds", segment_path(self.snapshot_path, self.number), error)
+        if not batch.sync:  # a segment that failed to start is a snapshot that failed: the snapshotter says it
+            self.failure_log.log(logging.ERROR, "journal write to %s failed: %s; the writes waiting for it are undone "
+                                 "and answered 503, and writes are refused until a snapshot succeeds",
+                                 segment_path(self.snapshot_path, self.number), error, key=self.failure)
         self._on_failure(self.failure, [entry for each in (batch, *later) for entry in each.undo])
         for each in (batch, *later):
             each.finish(self.failure)

@@ -1,52 +1,114 @@
 """Reading the journal back (growth_gevent.durability.journal writes it): torn tails, damage, and replay.
 
-A bad record whose frame reaches the end of its file (or is followed by zeros only) is a torn tail,
-what a crash in the middle of a write leaves: dropped with a warning, as Redis's ``aof-load-truncated``.
-A bad record with valid data after it is damage: :class:`JournalDamaged`, and nothing is changed.
+A record that does not check out (its header's checksum, its length, its payload's checksum) is a torn
+tail when no valid record follows it in its file: what a crash in the middle of a write leaves, dropped
+with a warning, as Redis's ``aof-load-truncated``. With a valid record anywhere after it, it is damage:
+:class:`JournalDamaged`, naming the file and the byte, and nothing is changed. The search for a valid
+record after a bad one looks at every place one could begin (every payload begins ``["``), so that a
+damaged length, which would hide the records after it, is not taken for a record cut short.
 """
 
 import dataclasses
-import logging
 import marshal
+import struct
 import sys
 import zlib
 
 import ujson
 
-from .journal import FRAME, SEGMENT_INFIX, segment_numbers, segment_path
+from .journal import ALWAYS, EVERYSEC, FRAME, SEGMENT_INFIX, SEGMENT_MAGIC, segment_numbers, segment_path
 
-log = logging.getLogger("growth_gevent")
+_FRAME_V1 = struct.Struct("<II")  # version 1 segments: no magic, no checksum of the header
+_PAYLOAD_START = b'["'  # every record's payload begins so
 
 
 class JournalDamaged(Exception):
     """A segment that cannot be replayed, or segments missing between the snapshot and the last one."""
 
 
+@dataclasses.dataclass
+class TornTail:
+    """The end of a segment that holds no valid record: ``size`` bytes from byte ``offset``."""
+
+    path: str
+    offset: int
+    size: int
+    problem: str
+    records: int  # cut short in it: 1, or 0 for zeros only
+
+    def dropped(self, policy):
+        """What dropping it loses, by the fsync ``policy`` in force."""
+        if self.records == 0:
+            lost = "zeros only: nothing was written there"
+        elif policy == ALWAYS:
+            lost = ("1 record cut short, never acknowledged: under GROWTH_FSYNC=always a write is answered only "
+                    "once its record is on disk")
+        else:
+            lost = (f"1 record cut short, which under GROWTH_FSYNC={policy} may have been acknowledged if the "
+                    f"machine itself stopped (power loss, kernel crash) "
+                    f"{'within a second of' if policy == EVERYSEC else 'soon after'} the write, "
+                    "but not if only the process was killed")
+        return f"{self.size} bytes from byte {self.offset} ({self.problem}): {lost}"
+
+
 def read_segment(path):
-    """The payloads of a segment file, and the offset of a torn tail (None if there is none)."""
+    """The payloads of a segment file, and its :class:`TornTail` (None if it has none)."""
     with open(path, "rb") as segment:
         data = segment.read()
-    payloads, offset, end = [], 0, len(data)
-    while offset < end:
-        problem = None
-        if end - offset < FRAME.size:
-            problem = "a record header cut short"
-        else:
-            length, checksum = FRAME.unpack_from(data, offset)
-            start = offset + FRAME.size
-            if start + length > end:
-                problem = "a record cut short"
-            elif length == 0 or zlib.crc32(data[start:start + length]) != checksum:
-                problem = "a record whose checksum does not match"
+    if data.startswith(SEGMENT_MAGIC):
+        frame, offset = FRAME, len(SEGMENT_MAGIC)
+    elif data.startswith(SEGMENT_MAGIC[:-1]):
+        raise JournalDamaged(f"{path} is journal format version {data[len(SEGMENT_MAGIC) - 1]}; this version of "
+                             f"growth-gevent reads versions 1 and {SEGMENT_MAGIC[-1]}")
+    elif len(data) < len(SEGMENT_MAGIC) and SEGMENT_MAGIC.startswith(data):
+        # Created, and the process stopped before its magic was written: nothing was.
+        return [], TornTail(path, 0, len(data), "a segment header cut short", 0) if data else None
+    else:
+        frame, offset = _FRAME_V1, 0
+    payloads = []
+    while offset < len(data):
+        length, problem = _check_frame(data, offset, frame)
         if problem is None:
+            start = offset + frame.size
             payloads.append(data[start:start + length])
             offset = start + length
             continue
-        frame_end = offset + FRAME.size + (length if end - offset >= FRAME.size else 0)
-        if frame_end >= end or not data[offset:].strip(b"\0"):
-            return payloads, offset
-        raise JournalDamaged(f"{path} is damaged: {problem} at byte {offset}, with data after it")
+        after = _valid_frame_after(data, offset)
+        if after is None:
+            return payloads, TornTail(path, offset, len(data) - offset, problem, 1 if data[offset:].strip(b"\0") else 0)
+        raise JournalDamaged(f"{path} is damaged: {problem} at byte {offset}, with a valid record at byte {after} "
+                             "after it")
     return payloads, None
+
+
+def _check_frame(data, offset, frame):
+    """``(length, None)`` for a valid record at ``offset`` framed by ``frame``; else ``(None, problem)``."""
+    if len(data) - offset < frame.size:
+        return None, "a record header cut short"
+    if frame is FRAME:
+        length, checksum, header_checksum = FRAME.unpack_from(data, offset)
+        if zlib.crc32(data[offset:offset + 8]) != header_checksum:
+            return None, "a record header whose checksum does not match"
+    else:
+        length, checksum = frame.unpack_from(data, offset)
+    start = offset + frame.size
+    if start + length > len(data):
+        return None, "a record cut short"
+    if length == 0 or zlib.crc32(data[start:start + length]) != checksum:
+        return None, "a record whose checksum does not match"
+    return length, None
+
+
+def _valid_frame_after(data, offset):
+    """Where the first valid record of either version begins after byte ``offset``, or None."""
+    position = data.find(_PAYLOAD_START, offset + 1 + _FRAME_V1.size)
+    while position != -1:
+        for frame in (FRAME, _FRAME_V1):
+            start = position - frame.size
+            if start > offset and _check_frame(data, start, frame)[1] is None:
+                return start
+        position = data.find(_PAYLOAD_START, position + 1)
+    return None
 
 
 @dataclasses.dataclass
@@ -72,11 +134,13 @@ class Recovered:
     queued: list
     next_job: int
     records: int = 0
+    torn: list = dataclasses.field(default_factory=list)  # the TornTail of each segment that had one
 
 
 def replay(snapshot_path, first, store):
     """Apply the segments from number ``first`` on to ``store`` (``restore(key, value or None)``,
     ``apply_records(records)``); :class:`JournalDamaged` before anything is applied if one cannot be read.
+    Torn tails are dropped, and listed in what it returns, for the caller to say.
 
     Idempotent: every record sets or removes values, so replaying again over the result changes nothing.
     """
@@ -88,6 +152,7 @@ def replay(snapshot_path, first, store):
         raise JournalDamaged(f"{segment_path(snapshot_path, first)}, the first segment after the snapshot, "
                              "is missing")
     segments = []
+    recovered = Recovered(numbers, [], 1)
     for number in numbers:
         path = segment_path(snapshot_path, number)
         payloads, torn = read_segment(path)
@@ -96,9 +161,7 @@ def replay(snapshot_path, first, store):
         except (ValueError, TypeError) as error:
             raise JournalDamaged(f"{path} is damaged: a record that growth-gevent did not write ({error})") from None
         if torn is not None:
-            log.warning("%s ends in a torn record at byte %d (a crash while it was written): dropped, as it was "
-                        "never acknowledged", path, torn)
-    recovered = Recovered(numbers, [], 1)
+            recovered.torn.append(torn)
     jobs = {}
     for number, records in zip(numbers, segments, strict=True):
         for record in records:

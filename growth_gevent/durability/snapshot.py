@@ -1,11 +1,15 @@
-"""Snapshots of the in-memory store: a versioned JSON file, written atomically, read strictly.
+"""Snapshots of the in-memory store: a versioned JSON file with a checksum, written atomically, read strictly.
 
-The file is one JSON object::
+The file is one JSON object on a line, then a line with the CRC-32 of every byte before it::
 
-    {"format": "growth-gevent-snapshot", "version": 1, "count": N, "journal": S,
+    {"format": "growth-gevent-snapshot", "version": 2, "count": N, "journal": S,
      "records": [["BRZ", "NGDP_R", 2002, 183.26], ...]}
+    crc32 1a2b3c4d
 
-``journal``, with a journal only: the first segment of the log that the snapshot does not hold.
+``journal``, with a journal only: the first segment of the log that the snapshot does not hold. The
+checksum is verified before a byte of the document is used, as Redis does with an RDB's CRC64: one bit
+changed on disk (183.26 to 183.27) refuses the file rather than serving the change. Version 1 snapshots
+have no checksum line; they are read, with a warning, and the next snapshot written is version 2.
 
 It is written to a temporary file in the same folder, flushed, fsynced and renamed over the old one,
 so a crash at any moment leaves either the previous snapshot or the new one, never a mix.
@@ -18,8 +22,10 @@ file as a stale one.
 import fcntl
 import logging
 import os
+import re
 import sys
 import time
+import zlib
 
 import gevent
 import ujson
@@ -32,12 +38,21 @@ from .journal import JournalFailed
 from .journaled import JournaledStore
 
 FORMAT = "growth-gevent-snapshot"
-VERSION = 1
+VERSION = 2
+VERSIONS_READ = (1, VERSION)
+CHECKSUM_LINE = re.compile(rb"crc32 ([0-9a-f]{8})\n")  # the last line; the CRC-32 of every byte before it
 ROWS_PER_WRITE = 5000
 LOCK_SUFFIX = ".lock"
 # The same snapshot error is logged at most this often; a new error or a recovery is logged at once.
 FAILURE_LOG_SECONDS = 60.0
-JOURNAL_RETRY_SECONDS = 1.0
+# After a failed snapshot the next is tried after RETRY_FIRST_SECONDS, doubling up to RETRY_MOST_SECONDS:
+# a full disk retried at once made thousands of attempts a second. Meanwhile the free space of the
+# snapshot's file system is looked at every SPACE_CHECK_SECONDS (one statvfs), and a snapshot is tried at
+# once when room for one came back, so that writes come back within seconds of the space.
+RETRY_FIRST_SECONDS = 1.0
+RETRY_MOST_SECONDS = 30.0
+SPACE_CHECK_SECONDS = 1.0
+SPACE_MARGIN_BYTES = 1 << 20
 
 log = logging.getLogger("growth_gevent")
 
@@ -104,15 +119,22 @@ def write_snapshot(path, items, journal=None):
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with open(descriptor, "wb") as output:
-            output.write(b'{"format":"%s","version":%d,"count":%d,%s"records":['
-                         % (FORMAT.encode(), VERSION, len(items),
-                            b"" if journal is None else b'"journal":%d,' % journal))
+            checksum = 0
+
+            def write(data):
+                nonlocal checksum
+                checksum = zlib.crc32(data, checksum)
+                output.write(data)
+
+            write(b'{"format":"%s","version":%d,"count":%d,%s"records":['
+                  % (FORMAT.encode(), VERSION, len(items), b"" if journal is None else b'"journal":%d,' % journal))
             for start in range(0, len(items), ROWS_PER_WRITE):
                 rows = [[c, i, y, v] for (c, i, y), v in items[start:start + ROWS_PER_WRITE]]
                 if start:
-                    output.write(b",")
-                output.write(ujson.dumps(rows, escape_forward_slashes=False)[1:-1].encode())
-            output.write(b"]}\n")
+                    write(b",")
+                write(ujson.dumps(rows, escape_forward_slashes=False)[1:-1].encode())
+            write(b"]}\n")
+            output.write(b"crc32 %08x\n" % checksum)
             output.flush()
             os.fsync(output.fileno())
         os.replace(temporary, path)
@@ -141,15 +163,22 @@ def load_snapshot(path):
     not hold (0: it names none); or :class:`SnapshotError`. Never changes the file."""
     with open(path, "rb") as snapshot:
         raw = snapshot.read()
+    checked = _verified(path, raw)
     try:
-        document = ujson.loads(raw)
+        document = ujson.loads(raw if checked is None else raw[:checked])
     except ValueError:
         raise SnapshotError(f"{path} is not a complete snapshot: truncated or not JSON") from None
     if type(document) is not dict or document.get("format") != FORMAT:
         raise SnapshotError(f"{path} is not a growth-gevent snapshot")
-    if document.get("version") != VERSION:
-        raise SnapshotError(f"{path} is snapshot version {document.get('version')!r}; "
-                            f"this version of growth-gevent reads version {VERSION}")
+    version = document.get("version")
+    if version not in VERSIONS_READ:
+        raise SnapshotError(f"{path} is snapshot version {version!r}; this version of growth-gevent reads "
+                            f"versions {' and '.join(map(str, VERSIONS_READ))}")
+    if checked is None and version != 1:
+        raise SnapshotError(f"{path} is damaged: its checksum line is missing (cut short?). {RESTORE}")
+    if checked is None:
+        log.warning("%s is snapshot version 1, which has no checksum: read as it is; the next snapshot written "
+                    "has one", path)
     rows = document.get("records")
     if type(rows) is not list or document.get("count") != len(rows):
         raise SnapshotError(f"{path} is damaged: its record count does not match its records")
@@ -157,6 +186,25 @@ def load_snapshot(path):
     if type(journal) is not int or journal < 0:
         raise SnapshotError(f"{path} is damaged: its journal segment is not a number")
     return _parse_rows(path, rows), journal
+
+
+RESTORE = ("It was not loaded. Restore it from a backup (`growth-gevent check PATH` verifies a copy), or "
+           "move it away to start without the records it held.")
+
+
+def _verified(path, raw):
+    """Where the document ends, once the checksum line after it matches it; None when the file is one
+    line (version 1, or a snapshot cut short); SnapshotError when the checksum does not match."""
+    end = raw.rfind(b"\n", 0, len(raw) - 1) + 1
+    if end == 0:
+        return None
+    written = CHECKSUM_LINE.fullmatch(raw, end)
+    computed = zlib.crc32(memoryview(raw)[:end])
+    if written is None or int(written.group(1), 16) != computed:
+        raise SnapshotError(f"{path} is damaged: its checksum does not match its contents (crc32 {computed:08x}, "
+                            f"the file says {raw[end:end + 20].decode(errors='replace').strip()!r}): a bit changed "
+                            f"on disk, or the file was edited. {RESTORE}")
+    return end
 
 
 def _parse_rows(path, rows):
@@ -232,7 +280,9 @@ class Snapshotter:
     With a journal (a :class:`JournaledStore`) the copy is taken in the same step as a new log segment
     begins, and the segments before it are removed once the snapshot is durable: a crash at any point
     leaves a snapshot and segments that replay to the same state. After the journal failed, a snapshot
-    is tried every JOURNAL_RETRY_SECONDS: one that succeeds makes writes accepted again.
+    is tried at once: one that succeeds makes writes accepted again. Failed attempts back off
+    (RETRY_FIRST_SECONDS doubling to RETRY_MOST_SECONDS), and are said once, then at most once a
+    FAILURE_LOG_SECONDS, the journal's failure and the snapshot's alike.
     """
 
     def __init__(self, store, lock, interval, stop_writes_on_error):
@@ -247,17 +297,19 @@ class Snapshotter:
         self._saving = Semaphore()
         self._stopping = Event()
         self._wakeup = Event()  # set by stop() and by a journal failure
-        self._journal_failed = False  # since the last snapshot written: try again every JOURNAL_RETRY_SECONDS
         self._journaled = isinstance(store, JournaledStore)
-        if self._journaled:
-            store.on_journal_failure = self._retry_soon
-            if store.needs_snapshot():  # what was replayed is not in the snapshot yet
-                self._saved_changes = None
         self._greenlet = None
         self._failures = 0  # failed attempts since the last snapshot written
+        self._free_after_failure = None  # bytes free on the snapshot's file system after the last one
         # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
         # 1 s interval a full disk would otherwise write a line a second.
         self._failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
+        if self._journaled:
+            store.on_journal_failure = self._retry_soon
+            # The journal's failure and the snapshots' that follow it, the same error: said once.
+            store.journal.failure_log = self._failure_log
+            if store.needs_snapshot():  # what was replayed is not in the snapshot yet
+                self._saved_changes = None
         store.snapshots_started()
         if os.path.exists(self._path):
             store.snapshot_succeeded(os.path.getmtime(self._path))
@@ -295,7 +347,6 @@ class Snapshotter:
                     log.warning("journal segments before %d not removed (tried again at the next snapshot): %s",
                                 segment, removed)
             self._saved_changes = changes
-            self._journal_failed = False
             self._store.snapshot_succeeded(time.time())
             milliseconds = (time.perf_counter() - started) * 1000
             if self._failures:
@@ -317,24 +368,58 @@ class Snapshotter:
         self.save_if_changed(last=True)
 
     def _retry_soon(self):
-        self._journal_failed = True
-        self._wakeup.set()
+        # A journal failure while no snapshot is failing: try one now. One that a snapshot's own new
+        # segment caused is that snapshot's failure, retried as it backs off.
+        if not self._failures and not self._saving.locked():
+            self._wakeup.set()
 
     def _run(self):
         while True:
-            self._wakeup.wait(JOURNAL_RETRY_SECONDS if self._journal_failed else self._interval)
+            self._wait_for_next_attempt()
             self._wakeup.clear()
             if self._stopping.is_set():
                 return
             try:
                 self.save_if_changed()
-            except Exception:  # reported and logged; tried again next interval
-                pass
+            except Exception:  # reported and logged; tried again as it backs off
+                self._free_after_failure = self._free_space()
+
+    def _retry_seconds(self):
+        return min(RETRY_FIRST_SECONDS * 2 ** (self._failures - 1), RETRY_MOST_SECONDS)
+
+    def _wait_for_next_attempt(self):
+        """Until the interval is over (the backoff, after a failure), a wake-up, or room on the disk again."""
+        if not self._failures:
+            self._wakeup.wait(self._interval)
+            return
+        deadline = time.monotonic() + self._retry_seconds()
+        while not self._wakeup.wait(min(SPACE_CHECK_SECONDS, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline or self._room_came_back():
+                return
+
+    def _free_space(self):
+        try:
+            stat = os.statvfs(os.path.dirname(os.path.abspath(self._path)))
+        except OSError:
+            return None
+        return stat.f_bavail * stat.f_frsize
+
+    def _room_came_back(self):
+        """More free space than after the last failure, by the size of a snapshot: worth a try now."""
+        free = self._free_space()
+        if free is None or self._free_after_failure is None:
+            return False
+        try:
+            needed = os.path.getsize(self._path) + SPACE_MARGIN_BYTES
+        except OSError:
+            needed = SPACE_MARGIN_BYTES
+        return free - self._free_after_failure >= needed
 
     def _failed(self, error, last):
         self._failures += 1
         self._store.snapshot_failed(str(error), self._stop_writes_on_error)
-        retry = JOURNAL_RETRY_SECONDS if self._journal_failed else self._interval
+        retry = (f"trying again in {self._retry_seconds():g} s, then backing off to {RETRY_MOST_SECONDS:g} s, "
+                 "or as soon as the disk has room")
         if last and self._journaled:
             consequence = "the changes since the last snapshot written are in the journal, replayed at the next start"
             self._failure_log.reset()  # the last one is always said
@@ -342,12 +427,12 @@ class Snapshotter:
             consequence = "the changes since the last snapshot written are lost"
             self._failure_log.reset()  # the last one is always said
         elif self._stop_writes_on_error:
-            consequence = f"writes are refused (503) until a snapshot succeeds; trying again every {retry:g} s"
+            consequence = f"writes are refused (503) until a snapshot succeeds; {retry}"
         else:
             kept = ("are kept in the journal, which grows until" if self._journaled
                     else "will be lost if the process stops before")
             consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and {kept} a "
-                           f"snapshot succeeds; trying again every {retry:g} s")
+                           f"snapshot succeeds; {retry}")
         # A bug (not an OSError of the disk) gets its traceback.
         self._failure_log.log(logging.ERROR, "%s to %s failed (%d in a row): %s; %s",
                               "last snapshot" if last else "snapshot", self._path, self._failures, error,

@@ -1,0 +1,85 @@
+"""``growth-gevent check [SNAPSHOT] [--repair]``: verify a snapshot and its journal without serving, as
+``redis-check-rdb`` and ``redis-check-aof`` do, and say what is damaged and what a repair would drop.
+
+Read-only unless ``--repair``, which cuts torn tails (what start-up would drop with a warning) and never
+anything else: damage mid-file is left for a person to look at. A repair takes the snapshot's lock, so it
+refuses while a server runs on the snapshot; a read-only check may run beside one.
+
+Exit codes: 0 everything verifies (with ``--repair``: once the torn tails are cut); 1 a torn tail, which
+start-up drops with a warning and ``--repair`` cuts; 2 damage that start-up refuses (a snapshot that
+cannot be read or whose checksum does not match, a bad record followed by valid ones, a segment missing),
+or the snapshot's lock held by a server when repairing.
+"""
+
+import os
+
+from .journal import ALWAYS, segment_numbers, segment_path
+from .replay import JournalDamaged, replay
+from .snapshot import SnapshotError, SnapshotLock, load_snapshot
+
+OK, TORN, DAMAGED = 0, 1, 2
+
+
+def add_arguments(parser):
+    """The ``check`` command's arguments, on the command line's ``check`` parser."""
+    parser.add_argument("snapshot", nargs="?", metavar="SNAPSHOT",
+                        help="the snapshot file, its journal segments SNAPSHOT.journal.N beside it "
+                             "(default: GROWTH_SNAPSHOT)")
+    parser.add_argument("--repair", action="store_true",
+                        help="truncate torn tails, never damage mid-file; not while a server runs on the snapshot")
+
+
+class _Discard:
+    """A store for replay that keeps nothing: the check wants replay's verdict, not its state."""
+
+    def restore(self, key, value):
+        pass
+
+    def apply_records(self, records):
+        pass
+
+
+def check(path, repair=False, policy=ALWAYS, say=print):
+    """Verify the snapshot at ``path`` and its journal, ``say`` each finding; return the exit code."""
+    if repair:
+        try:
+            lock = SnapshotLock(path)  # noqa: F841 (held until the repair is done)
+        except SnapshotError as error:
+            say(f"cannot repair: {error}")
+            return DAMAGED
+    first, status = 0, OK
+    if os.path.exists(path):
+        try:
+            records, first = load_snapshot(path)
+            say(f"{path}: ok: checksum verified, {len(records)} records"
+                f"{f'; the journal after it begins at segment {first}' if first else ''}")
+        except SnapshotError as error:
+            say(str(error))
+            status = DAMAGED
+    else:
+        say(f"{path}: no snapshot (a server starts with GROWTH_PRELOAD, or empty)")
+    held = [number for number in segment_numbers(path) if number < first]
+    if held:
+        say(f"segments {held[0]}-{held[-1]}: held by the snapshot, not read (the next snapshot removes them)")
+    try:
+        recovered = replay(path, first, _Discard())
+    except JournalDamaged as error:
+        say(f"{error}; --repair does not change damage: restore the file from a backup, or move it away to "
+            "start without what it holds")
+        return DAMAGED
+    torn = {tail.path: tail for tail in recovered.torn}
+    for number in recovered.segments:
+        segment = segment_path(path, number)
+        if segment not in torn:
+            say(f"{segment}: ok")
+    for tail in recovered.torn:
+        say(f"{tail.path}: torn tail: {tail.dropped(policy)}")
+        if not repair:
+            say(f"--repair would truncate {tail.path} to {tail.offset} bytes, dropping {tail.size}")
+            status = max(status, TORN)
+            continue
+        with open(tail.path, "r+b") as segment:
+            segment.truncate(tail.offset)
+            os.fsync(segment.fileno())
+        say(f"repaired: {tail.path} truncated to {tail.offset} bytes ({tail.size} dropped)")
+    return status
