@@ -4,6 +4,7 @@ test_docs does the same for its settings)."""
 import re
 
 from growth_gevent.config import SETTINGS
+from scripts.settings_doc import render
 
 from support import ROOT
 
@@ -38,3 +39,7 @@ def test_every_link_to_a_section_or_file_exists():
             assert target[1:] in anchors, target
         elif "://" not in target:
             assert (ROOT / target).exists(), target
+
+
+def test_the_configuration_page_is_what_the_settings_generate():
+    assert (ROOT / "docs" / "configuration.md").read_text() == render(), "run: python -m scripts.settings_doc"
