@@ -1,5 +1,5 @@
-"""The fixtures that start processes, for the tests under tests/live/ (marked ``live`` by tests/conftest.py),
-and ``store_kind`` "redis": the store's contract imported here runs on the session's redis-server."""
+"""The fixtures that start processes, for the tests under tests/live/ (marked ``live`` by tests/conftest.py;
+the session's ``redis_server`` is there, for the Redis runs of the store's tests)."""
 
 import pytest
 
@@ -7,18 +7,6 @@ from growth_gevent.testing import LiveServer, RedisServer
 
 from redis_support import open_store
 from support import two_workers_on_redis
-
-
-@pytest.fixture(scope="session")
-def store_kind():
-    return "redis"
-
-
-@pytest.fixture(scope="session")
-def redis_server():
-    server = RedisServer().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

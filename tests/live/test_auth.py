@@ -1,14 +1,12 @@
-"""What tests/test_auth.py tests, where it takes a process (a server, redis-server); and every test there that
-takes a store, again on Redis (tests/live/conftest.py)."""
-
-# ruff: noqa: F405 (names from tests/test_auth.py)
+"""What tests/test_auth.py tests, where it takes a process (a server, redis-server); the names these tests
+share with those in process come from tests/test_auth.py."""
 
 import json
 
 import pytest
 
 from growth_gevent.testing import read_response
-from tests.test_auth import *  # noqa: F403
+from tests.test_auth import MISSING, RECORD_URL, TOKEN, bearer
 
 
 @pytest.fixture
