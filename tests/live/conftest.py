@@ -36,6 +36,13 @@ def deployment(request):
 
 
 @pytest.fixture
+def live(request, deployment, servers):
+    """A live server on each deployment, for a test that needs a socket on both stores; its environment
+    also holds the test's parameter (``indirect=True``) if it has one."""
+    return servers(**deployment, **getattr(request, "param", {}))
+
+
+@pytest.fixture
 def server(request):
     """A live server process, its environment the test's parameter (``indirect=True``) if it has one;
     tests/live/test_server.py overrides it to run on each deployment."""

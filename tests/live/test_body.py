@@ -3,15 +3,8 @@ share with those in process come from tests/test_body.py."""
 
 import json
 
-import pytest
-
 from growth_gevent.core.records import MAX_YEAR
 from tests.test_body import LONG_DIGITS, RECORD, TOO_LONG, UNDERFLOW, YEAR_RANGE
-
-
-@pytest.fixture
-def live(servers, deployment):
-    return servers(**deployment)
 
 
 def test_each_edge_is_refused_on_a_live_server_and_nothing_changes(live):

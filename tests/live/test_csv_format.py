@@ -1,20 +1,11 @@
-"""What tests/test_csv_format.py tests, where it takes a process: pandas against a live server, as a user would;
-the names these tests share with those in process come from tests/test_csv_format.py."""
+"""What tests/test_csv_format.py tests, where it takes a process: pandas against a live server on each store,
+as a user would; the names these tests share with those in process come from tests/test_csv_format.py."""
 
 from urllib.parse import quote
 
 import pandas
-import pytest
 
-from growth_gevent.testing import LiveServer
 from tests.test_csv_format import ATTACKS, evaluated
-
-
-@pytest.fixture(scope="module")
-def live():
-    server = LiveServer().start()
-    yield server
-    server.stop()
 
 
 def test_pandas_reads_a_page_of_1000_records_from_the_url_and_writes_a_load(live):
