@@ -1,5 +1,5 @@
 """Markers by folder, serial tests alone under pytest-xdist (tests/serial.py), and the fixtures of the
-in-process tests: a test that takes a store runs once on each (``store_kind``).
+in-process tests.
 
 Tests that start a process (a server, redis-server, k6, locust, docker, a command line of ours, pip) live
 under tests/live/ and are marked ``live``; tests/live/conftest.py holds the fixtures that start processes.
