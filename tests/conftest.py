@@ -1,11 +1,11 @@
 """Markers by folder, serial tests alone under pytest-xdist (tests/serial.py), and the fixtures of the
-in-process tests (on the in-memory store).
+in-process tests.
 
 Tests that start a process (a server, redis-server, k6, locust, docker, a command line of ours, pip) live
-under tests/live/ and are marked ``live``; tests/live/conftest.py holds the fixtures that start processes,
-and its ``store_kind`` is "redis". The fuzz lives under tests/fuzz/ and is marked ``fuzz``. A module under
-tests/live/ that imports another module's tests (``from tests.test_app import *``) runs those that take a
-store again, on Redis; its other imported tests ran where they are defined and are left out.
+under tests/live/ and are marked ``live``; tests/live/conftest.py holds the fixtures that start processes.
+A test that takes a store runs on the in-memory store and again on Redis, the session's redis-server: that
+run is marked ``live`` too, so that the fast loop (``-m "not live"``) starts no process. The fuzz lives
+under tests/fuzz/ and is marked ``fuzz``.
 """
 
 import gc
@@ -17,29 +17,24 @@ import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
+from growth_gevent.testing import RedisServer
 
 from fake_redis import FakeRedis
 from serial import pytest_runtest_protocol, serial_first  # noqa: F401 (a hook of this conftest's)
 from support import SAMPLE, make_store
 
 HERE = pathlib.Path(__file__).parent
-FOLDER_MARKS = {"live": pytest.mark.live, "fuzz": pytest.mark.fuzz}  # tests/live/fuzz/ has both
+FOLDER_MARKS = {"live": pytest.mark.live, "fuzz": pytest.mark.fuzz}
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(config, items):
-    """Each test gets the marker of every folder of FOLDER_MARKS it is under; imported tests not on a store go;
-    under pytest-xdist, serial tests first."""
-    left_out = []
+    """Each test gets the marker of every folder of FOLDER_MARKS it is under; under pytest-xdist, serial tests
+    first."""
     for item in items:
         for folder in item.path.relative_to(HERE).parts[:-1]:
             if folder in FOLDER_MARKS:
                 item.add_marker(FOLDER_MARKS[folder])
-        if imported(item) and "store_kind" not in item.fixturenames:
-            left_out.append(item)
-    if left_out:
-        config.hook.pytest_deselected(items=left_out)
-        items[:] = [item for item in items if item not in left_out]
     serial_first(config, items)
 
 
@@ -47,12 +42,6 @@ def pytest_collection_finish(session):
     """What the imports and the collection made lives to the end of the run: frozen, it is not walked again
     by each full collection (half of the fast loop's time in the collector, ~0.15 s)."""
     gc.freeze()
-
-
-def imported(item):
-    """Whether ``item``'s test is defined in another module than the one it is collected from."""
-    defined = item.cls if item.cls is not None else getattr(item, "function", None)
-    return defined is not None and defined.__module__ != item.module.__name__
 
 
 CLIENT_CONFIG = Config(max_body_bytes=64 * 1024)
@@ -63,10 +52,20 @@ def config():
     return CLIENT_CONFIG
 
 
+@pytest.fixture(scope="module", params=["memory", pytest.param("redis", marks=pytest.mark.live)])
+def store_kind(request):
+    """The store a test that takes one runs on: each test once on the in-memory store, and once on Redis
+    (marked ``live``: it needs the session's redis-server). Module-scoped, for the module-scoped fixtures
+    that hold a store (the fuzz's); pytest runs a module's tests on one store, then on the other."""
+    return request.param
+
+
 @pytest.fixture(scope="session")
-def store_kind():
-    """The store the contract runs on: "memory" here, "redis" under tests/live/."""
-    return "memory"
+def redis_server():
+    """A redis-server for the session: the Redis runs of the store's tests flush it (``make_store``)."""
+    server = RedisServer().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

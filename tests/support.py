@@ -16,7 +16,7 @@ WAIT_SECONDS = 10
 
 
 def make_store(kind, request, **options):
-    """A fresh, empty store of ``kind`` ("redis": on the session's redis-server, under tests/live/ only);
+    """A fresh, empty store of ``kind`` ("redis": on the session's redis-server, flushed);
     small chunks so that even small loads take several. ``options`` are what both take by the same name
     (``max_records``): settings of the one, arguments of the other."""
     if kind == "memory":

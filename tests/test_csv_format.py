@@ -16,7 +16,6 @@ from growth_gevent.api.body import BulkParser
 from growth_gevent.api.csv_format import InvalidCSV, parse_records, rows_at_most, write
 from growth_gevent.config import Config
 from growth_gevent.core.records import InvalidRecord
-from growth_gevent.testing import LiveServer
 
 from support import load, memory_store
 
@@ -384,14 +383,3 @@ class TestBulkLimits:
         parser = BulkParser(max_records=10, wait_seconds=0.01)
         with parser.slot(), pytest.raises(falcon.HTTPServiceUnavailable):
             parser.parse(HEADER.encode(), lambda records: None, csv_format.MEDIA_TYPE)
-
-
-# --- pandas against a live server, as a user would ------------------------------------------------
-
-@pytest.fixture(scope="module")
-def live():
-    server = LiveServer().start()
-    yield server
-    server.stop()
-
-

@@ -1,6 +1,6 @@
 """The worker's read cache: in-process against a fake Redis and a clock of the test's (subscription,
-invalidations, the staleness bound, a lost or refused connection), then on a real Redis (writes of other
-workers, a worker's own, the bound, the setting)."""
+invalidations, the staleness bound, a lost or refused connection); on a real Redis, in
+tests/live/test_redis_cache.py."""
 
 import logging
 import types
@@ -10,16 +10,10 @@ import pytest
 
 from growth_gevent.stores.redis import cache as cache_module
 from growth_gevent.stores.redis.cache import INVALIDATIONS, ReadCache
-from growth_gevent.testing import open_redis_store, wait_for
+from growth_gevent.testing import wait_for
 
 from fake_redis import Error, FakeRedis
-from redis_support import (
-    KEY,
-    TIMEOUT,
-    WAIT_SECONDS,
-    cache_record,
-    open_store,
-)
+from redis_support import TIMEOUT
 
 SERIES = "growth:s:BRZ/NGDP_R"
 OTHER_SERIES = "growth:s:USA/NGDP_R"
@@ -171,31 +165,3 @@ def test_a_redis_that_refuses_tracking_sends_every_read_to_redis(fake, clock, ca
         assert fake.connections == 1  # not asked again
     finally:
         cache.close()
-
-
-@pytest.fixture
-def cached(redis_server):
-    """A store whose cache only invalidation can refresh (a bound far beyond the tests' deadlines),
-    another store on the same Redis (another worker), and a direct client."""
-    redis_server.flush()
-    store = open_redis_store(redis_server.url, pool_size=2, timeout=TIMEOUT, cache_stale_seconds=3600)
-    other = open_store(redis_server)
-    direct = redis_server.client()
-    cache_record(store, direct)
-    yield store, other, direct
-    store.close()
-    other.close()
-    direct.close()
-
-
-def write_elsewhere(other, direct, write):
-    {"put": lambda: other.put(KEY, 2),
-     "delete": lambda: other.delete(KEY),
-     "bulk": lambda: other.submit_bulk([(KEY, 2)]) and other.wait_idle(WAIT_SECONDS),
-     "FLUSHALL": direct.flushall}[write]()
-
-
-def cache_subscribers(direct):
-    return direct.pubsub_numsub(INVALIDATIONS)[0][1]
-
-

@@ -1,5 +1,5 @@
-"""The fixtures that start processes, for the tests under tests/live/ (marked ``live`` by tests/conftest.py),
-and ``store_kind`` "redis": the store's contract imported here runs on the session's redis-server."""
+"""The fixtures that start processes, for the tests under tests/live/ (marked ``live`` by tests/conftest.py;
+the session's ``redis_server`` is there, for the Redis runs of the store's tests)."""
 
 import pytest
 
@@ -7,18 +7,6 @@ from growth_gevent.testing import LiveServer, RedisServer
 
 from redis_support import open_store
 from support import two_workers_on_redis
-
-
-@pytest.fixture(scope="session")
-def store_kind():
-    return "redis"
-
-
-@pytest.fixture(scope="session")
-def redis_server():
-    server = RedisServer().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -45,6 +33,13 @@ def deployment(request):
     if request.param == "memory":
         return {}
     return two_workers_on_redis(request)
+
+
+@pytest.fixture
+def live(request, deployment, servers):
+    """A live server on each deployment, for a test that needs a socket on both stores; its environment
+    also holds the test's parameter (``indirect=True``) if it has one."""
+    return servers(**deployment, **getattr(request, "param", {}))
 
 
 @pytest.fixture

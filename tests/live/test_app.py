@@ -1,14 +1,10 @@
-"""What tests/test_app.py tests, where it takes a process (a server, redis-server); and every test there that
-takes a store, again on Redis (tests/live/conftest.py)."""
-
-# ruff: noqa: F405 (names from tests/test_app.py)
+"""What tests/test_app.py tests, where it takes a process: a redis-server that stops and comes back."""
 
 import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.http.responses import RETRY_AFTER_SECONDS
 from growth_gevent.testing import RedisServer, open_redis_store
-from tests.test_app import *  # noqa: F403
 
 
 def test_not_ready_while_redis_is_stopped_and_ready_again_once_it_is_back(config):

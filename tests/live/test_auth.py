@@ -1,21 +1,17 @@
-"""What tests/test_auth.py tests, where it takes a process (a server, redis-server); and every test there that
-takes a store, again on Redis (tests/live/conftest.py)."""
-
-# ruff: noqa: F405 (names from tests/test_auth.py)
+"""What tests/test_auth.py tests, where it takes a process (a server, redis-server); the names these tests
+share with those in process come from tests/test_auth.py."""
 
 import json
 
 import pytest
 
 from growth_gevent.testing import read_response
-from tests.test_auth import *  # noqa: F403
+from tests.test_auth import MISSING, RECORD_URL, TOKEN, bearer
+
+WITH_TOKENS = {"GROWTH_API_TOKENS": TOKEN}
 
 
-@pytest.fixture
-def live(servers, deployment):
-    return servers(GROWTH_API_TOKENS=TOKEN, **deployment)
-
-
+@pytest.mark.parametrize("live", [WITH_TOKENS], indirect=True)
 def test_a_live_server_refuses_writes_without_the_token_and_takes_them_with_it(live):
     body = json.dumps({"value": 2.5}).encode()
     for headers in ({}, bearer("not-the-token-at-all")):
@@ -32,6 +28,7 @@ def test_a_live_server_refuses_writes_without_the_token_and_takes_them_with_it(l
     assert live.request("GET", RECORD_URL)[0] == 200
 
 
+@pytest.mark.parametrize("live", [WITH_TOKENS], indirect=True)
 def test_a_refused_write_is_answered_without_reading_its_body_and_closes(live):
     with live.socket() as sock:
         # The body is announced but never sent: the 401 comes at once.

@@ -1,8 +1,6 @@
 """What tests/test_bench.py tests, where it takes a process: a server, redis-server or a command line; the
 names these tests share with those in process come from tests/test_bench.py."""
 
-# ruff: noqa: F405 (names from tests/test_bench.py)
-
 import subprocess
 import sys
 
@@ -11,7 +9,7 @@ import pytest
 from growth_gevent.testing import wait_for
 from scripts.benchmark import procfs, runners
 from scripts.benchmark.servers import RECORD_PATH, put_record, url
-from tests.test_bench import *  # noqa: F403
+from tests.test_bench import AB_SMOKE_CONCURRENCY, AB_SMOKE_REQUESTS, BURN_IN_CHILD, MISSING_RECORD_PATH
 
 
 @pytest.fixture

@@ -1,19 +1,10 @@
-"""What tests/test_body.py tests, where it takes a process (a server, redis-server); and every test there that
-takes a store, again on Redis (tests/live/conftest.py)."""
-
-# ruff: noqa: F405 (names from tests/test_body.py)
+"""What tests/test_body.py tests, where it takes a process (a server, redis-server); the names these tests
+share with those in process come from tests/test_body.py."""
 
 import json
 
-import pytest
-
 from growth_gevent.core.records import MAX_YEAR
-from tests.test_body import *  # noqa: F403
-
-
-@pytest.fixture
-def live(servers, deployment):
-    return servers(**deployment)
+from tests.test_body import LONG_DIGITS, RECORD, TOO_LONG, UNDERFLOW, YEAR_RANGE
 
 
 def test_each_edge_is_refused_on_a_live_server_and_nothing_changes(live):

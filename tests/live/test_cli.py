@@ -1,8 +1,6 @@
 """What tests/test_cli.py tests, where it takes a process: a server, redis-server or a command line; the
 names these tests share with those in process come from tests/test_cli.py."""
 
-# ruff: noqa: F405 (names from tests/test_cli.py)
-
 import json
 import signal
 import socket
@@ -14,7 +12,7 @@ import pytest
 from growth_gevent.durability.snapshot import read_snapshot, write_snapshot
 from growth_gevent.testing import open_redis_store, start_fails, wait_for
 from scripts.generate_data import generate
-from tests.test_cli import *  # noqa: F403
+from tests.test_cli import BIG
 
 from support import ROOT
 

@@ -1,10 +1,8 @@
 """What tests/test_cors.py tests, where it takes a process: a server, redis-server or a command line; the
 names these tests share with those in process come from tests/test_cors.py."""
 
-# ruff: noqa: F405 (names from tests/test_cors.py)
 
-
-from tests.test_cors import *  # noqa: F403
+from tests.test_cors import ORIGIN, RECORD
 
 
 def test_a_live_server_reads_the_setting_from_its_environment(servers):

@@ -1,11 +1,11 @@
-"""What tests/test_csv_format.py tests, where it takes a process (a server, redis-server); and every test there that
-takes a store, again on Redis (tests/live/conftest.py)."""
+"""What tests/test_csv_format.py tests, where it takes a process: pandas against a live server on each store,
+as a user would; the names these tests share with those in process come from tests/test_csv_format.py."""
 
-# ruff: noqa: F405 (names from tests/test_csv_format.py)
+from urllib.parse import quote
 
 import pandas
 
-from tests.test_csv_format import *  # noqa: F403
+from tests.test_csv_format import ATTACKS, evaluated
 
 
 def test_pandas_reads_a_page_of_1000_records_from_the_url_and_writes_a_load(live):

@@ -1,12 +1,7 @@
-"""What tests/test_generate_data.py tests, where it takes a process: a server, redis-server or a command line; the
-names these tests share with those in process come from tests/test_generate_data.py."""
-
-# ruff: noqa: F405 (names from tests/test_generate_data.py)
+"""What tests/test_generate_data.py tests, where it takes a process: the generator's command line."""
 
 import subprocess
 import sys
-
-from tests.test_generate_data import *  # noqa: F403
 
 from support import ROOT, SAMPLE
 

@@ -1,11 +1,7 @@
-"""What tests/test_initial_data.py tests, where it takes a process: a server, redis-server or a command line; the
-names these tests share with those in process come from tests/test_initial_data.py."""
-
-# ruff: noqa: F405 (names from tests/test_initial_data.py)
+"""What tests/test_initial_data.py tests, where it takes a process: a redis-server that loses its data."""
 
 from growth_gevent.initial_data import PreloadWatch
 from growth_gevent.testing import open_redis_store
-from tests.test_initial_data import *  # noqa: F403
 
 from support import SAMPLE
 

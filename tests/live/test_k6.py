@@ -1,8 +1,6 @@
 """What tests/test_k6.py tests, where it takes a process: a server, redis-server or a command line; the
 names these tests share with those in process come from tests/test_k6.py."""
 
-# ruff: noqa: F405 (names from tests/test_k6.py)
-
 import os
 import socket
 import subprocess
@@ -10,7 +8,15 @@ import sys
 
 import pytest
 
-from tests.test_k6 import *  # noqa: F403
+from tests.test_k6 import (
+    BULK_FILE_RECORDS,
+    GATED_ON_FAILURES,
+    K6,
+    RUN_TIMEOUT_SECONDS,
+    SCRIPTS,
+    SMOKE_RUNS,
+    THRESHOLD_CROSSED,
+)
 
 from support import ROOT
 

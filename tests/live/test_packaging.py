@@ -1,8 +1,6 @@
 """What tests/test_packaging.py tests, where it takes a process: a server, redis-server or a command line; the
 names these tests share with those in process come from tests/test_packaging.py."""
 
-# ruff: noqa: F405 (names from tests/test_packaging.py)
-
 import pathlib
 import shutil
 import subprocess
@@ -10,7 +8,7 @@ import sys
 
 from growth_gevent import __version__
 from growth_gevent.testing import LiveServer
-from tests.test_packaging import *  # noqa: F403
+from tests.test_packaging import LOCAL_INDEX
 
 from support import ROOT
 

@@ -1,13 +1,11 @@
 """What tests/test_readme.py tests, where it takes a process: a server, redis-server or a command line; the
 names these tests share with those in process come from tests/test_readme.py."""
 
-# ruff: noqa: F405 (names from tests/test_readme.py)
-
 
 import pytest
 
 from growth_gevent.testing import LiveServer
-from tests.test_readme import *  # noqa: F403
+from tests.test_readme import run_walkthrough
 
 from support import two_workers_on_redis
 

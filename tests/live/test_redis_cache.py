@@ -1,7 +1,5 @@
-"""What tests/test_redis_cache.py tests, where it takes a process: a server, redis-server or a command line; the
-names these tests share with those in process come from tests/test_redis_cache.py."""
-
-# ruff: noqa: F405 (names from tests/test_redis_cache.py)
+"""The worker's read cache on a real Redis (tests/test_redis_cache.py has it against a fake): writes of other
+workers, a worker's own, invalidations cut off, the staleness bound, the setting."""
 
 import time
 
@@ -10,15 +8,43 @@ import pytest
 
 from growth_gevent import cli
 from growth_gevent.config import Config
+from growth_gevent.stores.redis.cache import INVALIDATIONS
 from growth_gevent.testing import open_redis_store, wait_for
-from tests.test_redis_cache import *  # noqa: F403
 
 from redis_support import (
     KEY,
     TIMEOUT,
+    WAIT_SECONDS,
     cache_record,
+    open_store,
     served_from_cache,
 )
+
+
+@pytest.fixture
+def cached(redis_server):
+    """A store whose cache only invalidation can refresh (a bound far beyond the tests' deadlines),
+    another store on the same Redis (another worker), and a direct client."""
+    redis_server.flush()
+    store = open_redis_store(redis_server.url, pool_size=2, timeout=TIMEOUT, cache_stale_seconds=3600)
+    other = open_store(redis_server)
+    direct = redis_server.client()
+    cache_record(store, direct)
+    yield store, other, direct
+    store.close()
+    other.close()
+    direct.close()
+
+
+def write_elsewhere(other, direct, write):
+    {"put": lambda: other.put(KEY, 2),
+     "delete": lambda: other.delete(KEY),
+     "bulk": lambda: other.submit_bulk([(KEY, 2)]) and other.wait_idle(WAIT_SECONDS),
+     "FLUSHALL": direct.flushall}[write]()
+
+
+def cache_subscribers(direct):
+    return direct.pubsub_numsub(INVALIDATIONS)[0][1]
 
 
 def test_a_record_read_again_is_served_from_the_worker_cache_also_when_absent(cached):

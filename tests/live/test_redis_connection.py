@@ -1,7 +1,5 @@
-"""What tests/test_redis_connection.py tests, where it takes a process: a server, redis-server or a command line; the
-names these tests share with those in process come from tests/test_redis_connection.py."""
-
-# ruff: noqa: F405 (names from tests/test_redis_connection.py)
+"""What tests/test_redis_connection.py tests, where it takes a process: a redis-server over TLS, at its client
+limit, without the database asked for, on a unix socket."""
 
 import subprocess
 
@@ -10,7 +8,6 @@ import pytest
 
 from growth_gevent.stores.base import StoreUnavailable
 from growth_gevent.testing import RedisServer, open_redis_store, wait_for
-from tests.test_redis_connection import *  # noqa: F403
 
 from redis_support import (
     KEY,

@@ -1,10 +1,6 @@
-"""What tests/test_redis_shared_connection.py tests, where it takes a process (redis-server); the names
-these tests share with those in process come from tests/test_redis_shared_connection.py."""
-
-# ruff: noqa: F405 (names from tests/test_redis_shared_connection.py)
+"""What tests/test_redis_shared_connection.py tests, where it takes a process (redis-server)."""
 
 from growth_gevent.testing import open_redis_store
-from tests.test_redis_shared_connection import *  # noqa: F403
 
 from redis_support import KEY, TIMEOUT, in_greenlets, open_store
 

@@ -1,8 +1,6 @@
 """What tests/test_upload.py tests, where it takes a process: a server, redis-server or a command line; the
 names these tests share with those in process come from tests/test_upload.py."""
 
-# ruff: noqa: F405 (names from tests/test_upload.py)
-
 import json
 import os
 import socket
@@ -14,7 +12,7 @@ import pytest
 from growth_gevent.testing import LiveServer
 from growth_gevent.upload import PLAIN_STEPS
 from scripts.generate_data import generate
-from tests.test_upload import *  # noqa: F403
+from tests.test_upload import RECORDS
 
 from support import ROOT, SAMPLE
 
