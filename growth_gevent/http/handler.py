@@ -183,7 +183,8 @@ class Connection:
         # keep-alive timeout. Running out of either before a byte arrives closes quietly.
         self.deadline = time.monotonic() + (server.keepalive_timeout if self.requests else server.header_timeout)
         self.body_deadline = None
-        self._serve_as(None)
+        # The last request's id stays set while idle: nothing is logged on this greenlet until the next
+        # request's head is read (or refused), which sets its own.
         self.method = self.target = None
         self.code = 0
         self.idle = True
