@@ -1,4 +1,4 @@
-"""The pywsgi adapter served in process (gevent sockets, no process started): what a log line of a
+"""The connection served in process (gevent sockets, no process started): what a log line of a
 request carries, and what a body's bytes earn against its minimum rate."""
 
 import json

@@ -1,5 +1,6 @@
 """The request-head parser over the corpus in tests/requests/, in process: each valid head read as
-expected, each invalid one refused with its status by the rule named in its sidecar."""
+expected and its body read whole by the server's own body readers, each invalid one refused with its status
+by the rule named in its sidecar."""
 
 import codecs
 import io
@@ -9,8 +10,8 @@ import tomllib
 
 import pytest
 
-from growth_gevent.config import DEFAULT_MAX_HEADER_BYTES
-from growth_gevent.http import head
+from growth_gevent.config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_HEADER_BYTES
+from growth_gevent.http import bodies, head
 
 REQUESTS = pathlib.Path(__file__).parent / "requests"
 # The invalid corpus runs with a small header budget, so that a 431 case stays a small file.
@@ -33,14 +34,18 @@ INVALID = corpus("invalid")
 
 
 @pytest.mark.parametrize("raw, expected", corpus("valid"))
-def test_a_valid_head_is_read(raw, expected):
-    parsed = head.parse_head(raw, DEFAULT_MAX_HEADER_BYTES)
+def test_a_valid_head_is_read_and_its_body_after_it(raw, expected):
+    rfile = io.BytesIO(raw)
+    parsed = head.parse_head(rfile, DEFAULT_MAX_HEADER_BYTES)
     line, framing = parsed.request_line, parsed.framing
+    body = bodies.open_body(framing, rfile, DEFAULT_MAX_BODY_BYTES)
     read = {"method": line.method, "target": line.target, "version": line.version,
             "target_length": len(line.target), "host": framing.host, "chunked": framing.chunked,
             "content_length": framing.content_length,
-            "fields": [list(field) for field in parsed.fields], "field_count": len(parsed.fields)}
-    assert {key: read[key] for key in expected} == expected
+            "fields": [list(field) for field in parsed.fields], "field_count": len(parsed.fields),
+            "body": body.read().decode("latin-1"), "rest": rfile.read().decode("latin-1")}
+    assert body.finished
+    assert {key: read[key] for key in {"rest", *expected}} == {"rest": "", **expected}
     if "content_length" not in expected:
         assert framing.content_length is None
 
@@ -48,7 +53,7 @@ def test_a_valid_head_is_read(raw, expected):
 @pytest.mark.parametrize("raw, expected", INVALID)
 def test_an_invalid_head_is_refused_by_its_rule(raw, expected):
     with pytest.raises(head.Refusal) as refused:
-        head.parse_head(raw, INVALID_MAX_HEADER_BYTES)
+        head.parse_head(io.BytesIO(raw), INVALID_MAX_HEADER_BYTES)
     assert (refused.value.status, refused.value.rule) == (expected["status"], expected["rule"])
 
 

@@ -1,31 +1,25 @@
-"""The pywsgi adapter: pywsgi's handler with the strict head (head.py), deadlines, lingering close and
-what the server's cap and shutdown need. The only module that touches pywsgi's private API.
+"""One client connection, served from accept to close: ``Connection`` is the server's ``handler_class``,
+pywsgi's documented hook (a callable of ``(socket, address, server)`` whose ``handle()`` serves the
+socket). Everything between the socket and the WSGI application is ours: no pywsgi handler underneath.
 
-What it adds to each connection:
+What it does with each connection:
 
-- the request head read by ``head.py`` (pywsgi's own parser is lenient); a refusal is answered with
-  its status and the connection closed the lingering way;
-- deadlines on every read: the first byte of a request (keep-alive idle time), its line and headers
-  (from their first byte), its body (a grace, then a minimum rate, within a timeout for the whole of
-  it), a lingering close; and on every response write;
+- the request head read by ``head.parse_head``, the very function the corpus in ``tests/requests/``
+  drives; a refusal is answered with its status and the connection closed the lingering way;
+- the body read by ``bodies.py`` as ``wsgi.input``, framed and bounded where its bytes arrive;
+- deadlines on every read, kept on the connection: the first byte of a request (keep-alive idle time),
+  its head (from its first byte), its body (a grace, then a minimum rate, within a timeout for the
+  whole of it), a lingering close; and on every response write;
 - a response sent before its request body was read whole closes the connection the way nginx does
   (lingering close): answer, shut down the write side, discard what the client still sends for a
   bounded time, then close, so that clients that send the whole body first still read the answer;
 - an ``X-Request-ID`` on every response: the router's if it sent a well-formed one, else a new one;
   the lines logged while serving the request carry it (``logs.request_id``);
+- the WSGI environ built once from the parsed head, the status line and headers written with the
+  body's first bytes in one ``sendall``, the ``Date`` made once a second;
 - at shutdown, ``close_if_idle_or_stalled`` closes a connection that waits on its client with nothing
   owed to it: idle between requests, or mid-request with no byte for DRAIN_STALL_SECONDS; a request
   whose bytes keep arriving is read and answered.
-
-pywsgi internals this relies on, checked by ``tests/test_server_internals.py`` so that a gevent
-upgrade that changes them fails loudly: ``WSGIHandler.__init__(sock, address, server, rfile)``,
-``read_requestline``, ``read_request``, ``MessageClass``, ``handle_one_request`` (its ``None``/``True``/
-tuple results), ``_handle_client_error``, ``_send_error_response_if_possible``, ``_write_with_headers``,
-``_sendall``, ``ignored_socket_errors``, the attributes ``wsgi_input`` (``Input.position``,
-``content_length``, ``chunked_input``, ``chunk_length``, ``_chunked_input_error``), ``close_connection``,
-``response_length``, ``status``, ``time_start``/``time_finish``, ``OldMessage``, and
-``Input._Input__read_chunk_length`` (the chunk size, overridden), ``get_environ`` and
-``StreamServer.do_read`` (in server.py).
 """
 
 import errno
@@ -36,28 +30,15 @@ import re
 import select
 import socket
 import time
+from urllib.parse import unquote
 
 import gevent
 from gevent import monkey
-from gevent.pywsgi import Input, OldMessage, WSGIHandler
 
 from ..core.logs import request_id
-from .head import (
-    Refusal,
-    check_chunk_size,
-    check_framing,
-    check_request_line,
-    header_budget,
-    read_fields,
-    read_request_line,
-)
-from .responses import (
-    APPLICATION_ERRORS,
-    message_body,
-    raw_response,
-    status_line,
-    too_many_connections,
-)
+from .bodies import open_body
+from .head import Refusal, parse_head
+from .responses import APPLICATION_FAILED, http_date, message_body, raw_response, status_line, too_many_connections
 
 # nginx's send_timeout: a client that reads nothing of a response for this long is dropped.
 SEND_TIMEOUT_SECONDS = 60.0
@@ -76,9 +57,14 @@ SEND_BUFFER_BYTES = 256 * 1024
 # At shutdown, a request whose bytes have stopped arriving for this long is dropped (nothing of it was
 # acknowledged); one whose bytes keep arriving gets GROWTH_SHUTDOWN_TIMEOUT to finish.
 DRAIN_STALL_SECONDS = 1.0
+# Socket errors that mean the client went away (or took too long): closed quietly, as a reset is.
+CLIENT_GONE_ERRNOS = frozenset({errno.EPIPE, errno.ECONNRESET, errno.ETIMEDOUT})
 # An X-Request-ID taken as the router sent it: Heroku's rule (20 to 200 letters, digits, +, /, = or -),
 # safe in a header and a log line; any other is replaced by a new id.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9+/=-]{20,200}")
+# Header fields that are not HTTP_* in the environ (CGI's own names), and Expect's one value.
+_CGI_FIELDS = {"content-type": "CONTENT_TYPE", "content-length": "CONTENT_LENGTH"}
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 # The OS's poll(), without the 1024-descriptor limit of select() (gevent's select() calls the real one).
 _poll = monkey.get_original("select", "poll")
 
@@ -86,15 +72,8 @@ access_log = logging.getLogger("growth_gevent.access")
 http_log = logging.getLogger("growth_gevent.http")
 
 
-def _status_code(status):
-    # bytes after an application's response, the bare code as str after a protocol error.
-    if isinstance(status, bytes):
-        status = status.decode("latin-1")
-    return (status or "000").split(" ", 1)[0]
-
-
 class _DeadlineReader(io.RawIOBase):
-    """The socket as pywsgi's ``rfile`` reads it, every read bounded by the handler's deadline.
+    """The socket as the connection reads it, every read bounded by the connection's deadline.
 
     A deadline, not a timeout per read: a client that sends a byte a second never hits a timeout
     per read. While a body is read, each byte received moves the deadline on by 1/GROWTH_BODY_MIN_RATE
@@ -102,74 +81,65 @@ class _DeadlineReader(io.RawIOBase):
     idle connection reads only what has already arrived.
     """
 
-    def __init__(self, sock, handler):
+    def __init__(self, sock, connection):
         self._sock = sock
-        self._handler = handler
-
-    @property
-    def max_body_bytes(self):
-        return self._handler.server.max_body_bytes
+        self._connection = connection
 
     def readable(self):
         return True
 
     def readinto(self, buffer):
-        handler = self._handler
-        if handler.idle and handler.server.draining:
+        connection = self._connection
+        if connection.idle and connection.server.draining:
             remaining = 0.0
         else:
-            remaining = handler.deadline - time.monotonic()
+            remaining = connection.deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(errno.ETIMEDOUT, "the client took too long")
         self._sock.settimeout(remaining)
-        handler.waiting = True
+        connection.waiting = True
         try:
             received = self._sock.recv_into(buffer)
-            handler.last_received = time.monotonic()
-            if handler.body_deadline is not None:
-                handler.deadline = min(handler.deadline + received * handler.server.body_seconds_per_byte,
-                                       handler.body_deadline)
+            connection.last_received = time.monotonic()
+            if connection.body_deadline is not None:
+                connection.deadline = min(connection.deadline + received * connection.server.body_seconds_per_byte,
+                                          connection.body_deadline)
             return received
         except BlockingIOError:
             raise TimeoutError(errno.ETIMEDOUT, "the server is shutting down") from None
         finally:
-            handler.waiting = False
+            connection.waiting = False
 
 
-class _BoundedChunkedInput(Input):
-    """pywsgi's reader of a chunked body, refusing a chunk larger than any body accepted as soon as its
-    size line is read (a 413), rather than waiting for bytes that could only be refused."""
-
-    __slots__ = ()
-
-    def _Input__read_chunk_length(self, rfile):
-        size = super()._Input__read_chunk_length(rfile)
-        try:
-            check_chunk_size(size, rfile.raw.max_body_bytes)
-        except Refusal:
-            self._chunked_input_error = True  # the rest is not read, not even to discard it
-            raise
-        return size
-
-
-class GrowthHandler(WSGIHandler):
-    """pywsgi's handler with strict framing, deadlines, lingering close and what shutdown needs."""
-
-    # Timeouts are client behaviour, not server faults: quiet, like a reset.
-    ignored_socket_errors = WSGIHandler.ignored_socket_errors + (errno.ETIMEDOUT,)
-    deadline = 0.0
-    body_deadline = None  # while a request's body may be read: the end of GROWTH_BODY_TIMEOUT
-    # True while blocked on the client: between requests, or mid-headers or mid-body.
-    waiting = False
-    # True while no byte of a request is owed: before a request's first byte, or lingering.
-    idle = True
-    last_received = 0.0  # when a byte last arrived (or the connection was accepted)
-    requests = 0
-    request_id = None  # the X-Request-ID of the request being served
+class Connection:
+    """A client connection: its socket, its deadlines, and the request being answered on it."""
 
     def __init__(self, sock, address, server):
-        super().__init__(sock, address, server,
-                         rfile=io.BufferedReader(_DeadlineReader(sock, self), READ_BUFFER_BYTES))
+        self.socket = sock
+        self.client_address = address
+        self.server = server
+        self.rfile = io.BufferedReader(_DeadlineReader(sock, self), READ_BUFFER_BYTES)
+        self.deadline = 0.0
+        self.body_deadline = None  # while a request's body may be read: the end of GROWTH_BODY_TIMEOUT
+        # True while blocked on the client: between requests, or mid-head or mid-body.
+        self.waiting = False
+        # True while no byte of a request is owed: before a request's first byte, or lingering.
+        self.idle = True
+        self.last_received = time.monotonic()  # when a byte last arrived (or the connection was accepted)
+        self.requests = 0
+        self.request_id = None  # the X-Request-ID of the request being served
+        # The request being answered, and its response: set by _serve_request and start_response.
+        self.method = self.target = None
+        self.http_1_0 = False
+        self.body = None
+        self.close_after = False  # the connection closes once this response is sent
+        self.code = 0  # the response's status code, 0 before start_response
+        self.response_head = b""  # the status line and headers, sent with the body's first bytes
+        self.headers_sent = False
+        self.content_length_given = False
+        self.chunked = False
+        self.result = None  # what the application returned: a list's length is the Content-Length
+        self.bytes_sent = 0
 
     def handle(self):
         server = self.server
@@ -177,16 +147,21 @@ class GrowthHandler(WSGIHandler):
         if len(connections) >= server.max_connections:
             self._refuse()
             return
+        sock = self.socket
         # Without it a response sent in two writes (a chunked one) would wait for the client's
         # delayed ACK of the first (docs/performance.md, History).
-        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
-        self.last_received = time.monotonic()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         connections.add(self)
         try:
-            super().handle()
+            while self._serve_request():
+                # A fast client's next request is already waiting when this one is answered, so the read
+                # would not block and this greenlet would never yield: other connections would starve for
+                # whole seconds. Yield once per request so that every connection takes its turn.
+                gevent.sleep(0)
         finally:
             connections.discard(self)
+            sock.close()
 
     def _refuse(self):
         self.server.connection_limit_log.log(
@@ -201,119 +176,214 @@ class GrowthHandler(WSGIHandler):
         finally:
             self.socket.close()
 
-    def read_requestline(self):
+    def _serve_request(self):
+        """Read one request and answer it; True when the connection is kept for the next one."""
+        server = self.server
         # The first request of a connection gets the header timeout to start; later ones the
         # keep-alive timeout. Running out of either before a byte arrives closes quietly.
-        server = self.server
         self.deadline = time.monotonic() + (server.keepalive_timeout if self.requests else server.header_timeout)
         self.body_deadline = None
-        self.request_id = None
-        request_id.set(None)
+        # The last request's id stays set while idle: nothing is logged on this greenlet until the next
+        # request's head is read (or refused), which sets its own.
+        self.method = self.target = None
+        self.code = 0
         self.idle = True
         try:
             if not self.rfile.peek(1):
-                return ""
+                return False
         except OSError:
-            return ""
+            return False
         self.idle = False
+        started = time.time()
         self.deadline = time.monotonic() + server.header_timeout
         self.requests += 1
-        return read_request_line(self.rfile)
-
-    def read_request(self, raw_requestline):
-        check_request_line(raw_requestline)
-        super().read_request(raw_requestline)
+        try:
+            head = parse_head(self.rfile, server.max_header_bytes)
+        except Refusal as error:
+            self._answer_refusal(error, started)
+            return False
+        except OSError:  # the client reset the connection mid-head
+            return False
         now = time.monotonic()
-        self.body_deadline = now + self.server.body_timeout
-        self.deadline = now + self.server.body_grace  # then earned by the bytes that arrive
-        return True
+        self.body_deadline = now + server.body_timeout
+        self.deadline = now + server.body_grace  # then earned by the bytes that arrive
+        environ = self._environ(head)
+        self._run_application(environ)
+        self._log_request(started)
+        if not self.close_after:
+            return True
+        if not self.body.finished:
+            # A client out of time for its body (a 408) gets no more in a lingering close.
+            self._linger(LINGER_SECONDS if time.monotonic() < self.deadline else 0)
+        return False
 
-    def MessageClass(self, rfile, *args):
-        """Read, check and parse the header block (pywsgi's parser is lenient)."""
-        fields = read_fields(rfile, header_budget(self.server.max_header_bytes, self.requestline))
-        check_framing(fields, self.request_version)
-        headers = OldMessage()
+    def _environ(self, head):
+        """The WSGI environ of a parsed head: its fields as CGI names, its body as ``wsgi.input``."""
+        line = head.request_line
+        self.method, self.target, version = line.method, line.target, line.version
+        environ = self.server.get_environ()
+        path, _, query = self.target.partition("?")
+        environ["REQUEST_METHOD"] = self.method
+        environ["PATH_INFO"] = unquote(path, encoding="latin-1")
+        environ["QUERY_STRING"] = query
+        environ["SERVER_PROTOCOL"] = version
+        environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = self.client_address[0], str(self.client_address[1])
+        connection = expect = None
         offered = []
-        for name, value in fields:
-            headers[name] = value
-            if name.lower() == "x-request-id":
-                offered.append(value)
+        for name, value in head.fields:
+            lowered = name.lower()
+            key = _CGI_FIELDS.get(lowered)
+            if key is None:
+                if "_" in name:  # HTTP_A_B could be A-B or A_B: the one with an underscore is dropped
+                    continue
+                key = "HTTP_" + name.upper().replace("-", "_")
+                if lowered == "x-request-id":
+                    offered.append(value)
+                elif lowered == "connection":
+                    connection = value.lower()
+                elif lowered == "expect":
+                    expect = value
+            previous = environ.get(key)
+            if previous is None:
+                environ[key] = value
+            else:
+                environ[key] = f"{previous}; {value}" if key == "HTTP_COOKIE" else f"{previous},{value}"
+        self.http_1_0 = version == "HTTP/1.0"
+        self.close_after = connection != "keep-alive" if self.http_1_0 else connection == "close"
         self._serve_as(offered[0] if len(offered) == 1 and _REQUEST_ID.fullmatch(offered[0]) else _new_request_id())
-        return headers
+        self.body = open_body(head.framing, self.rfile, self.server.max_body_bytes,
+                              self._send_continue if expect == "100-continue" and not self.http_1_0 else None)
+        environ["wsgi.input"] = self.body
+        environ["wsgi.input_terminated"] = True
+        return environ
 
     def _serve_as(self, identifier):
         self.request_id = identifier
         request_id.set(identifier)
 
-    def handle_one_request(self):
+    def _send_continue(self):
+        # Asked for the body: the client that waits for a 100 may send it now (unless answered already).
+        if not self.headers_sent:
+            self._sendall(_CONTINUE)
+
+    def _run_application(self, environ):
+        self.headers_sent = self.chunked = False
+        self.bytes_sent = 0
+        self.result = None
         try:
-            result = super().handle_one_request()
-        except Refusal as error:  # raised where pywsgi does not catch: the request line
-            result = self._handle_client_error(error)
-        if result is True:
-            # A fast client's next request is already waiting when this one is answered, so the read
-            # would not block and this greenlet would never yield: other connections would starve for
-            # whole seconds. Yield once per request so that every connection takes its turn.
-            gevent.sleep(0)
-            return True
-        if type(result) is tuple:
-            # A request that could not be read: answer it ourselves, then close the lingering way,
-            # since whatever the client sent after it cannot be trusted to be a request.
-            self.status, response = result
-            try:
-                self.socket.settimeout(SEND_TIMEOUT_SECONDS)
-                self.socket.sendall(response)
-            except OSError:
-                return None
-            self.time_finish = time.time()
-            self.log_request()
-            self._linger(LINGER_SECONDS)
-            return None
-        if self.close_connection and self.wsgi_input is not None and self._body_unread():
-            # A client out of time for its body (a 408) gets no more in a lingering close.
-            self._linger(LINGER_SECONDS if time.monotonic() < self.deadline else 0)
-        return result
+            self.result = self.server.application(environ, self.start_response)
+            for data in self.result:
+                if data:
+                    self.write(data)
+            if not self.headers_sent:
+                self.write(b"")
+            if self.chunked:
+                self._sendall(b"0\r\n\r\n")
+        except OSError as error:
+            if error.errno not in CLIENT_GONE_ERRNOS:
+                self._application_failed()
+            self.close_after = True
+        except Exception:
+            self._application_failed()
+        finally:
+            close = getattr(self.result, "close", None)
+            self.result = None
+            if close is not None:
+                close()
 
-    def get_environ(self):
-        environ = super().get_environ()
-        if self.wsgi_input.chunked_input:
-            self.wsgi_input.__class__ = _BoundedChunkedInput  # the same slots: only the class changes
-        return environ
-
-    def _handle_client_error(self, error):
-        if isinstance(error, Refusal):
-            status, message = error.status, str(error)
-        elif isinstance(error, TimeoutError):
-            status, message = 408, "request not received in time"
-        else:  # what pywsgi's own checks refuse (a HEAD with a body)
-            status, message = 400, "malformed HTTP request"
-        if self.request_id is None:  # refused before its headers were read
-            self._serve_as(_new_request_id())
-        http_log.info("bad request from %s: %s", self.client_address[0], message)
-        return str(status), raw_response(status, message, b"X-Request-ID: %s\r\n" % self.request_id.encode())
-
-    def _body_unread(self):
-        body = self.wsgi_input
-        if body.chunked_input:
-            return body.chunk_length != 0
-        return body.position < (body.content_length or 0)
+    def _application_failed(self):
+        http_log.exception("error while serving %s %s", self.method, self.target)
+        self.close_after = True
+        if self.headers_sent:
+            return
+        body = message_body(APPLICATION_FAILED)
+        try:
+            self.start_response(status_line(500), [
+                ("Content-Type", "application/json"), ("X-Content-Type-Options", "nosniff"), ("Connection", "close"),
+                ("Content-Length", str(len(body)))])
+            self.write(body)
+        except OSError:
+            pass
 
     def start_response(self, status, headers, exc_info=None):
+        """PEP 3333's: the response head is checked and encoded here, and sent with the first bytes of
+        the body."""
+        if exc_info is not None and self.headers_sent:
+            raise exc_info[1].with_traceback(exc_info[2])
+        server = self.server
+        given_connection = None
+        self.content_length_given = False
+        for name, value in headers:
+            lowered = name.lower()
+            if lowered == "connection":
+                given_connection = value.lower()
+            elif lowered == "content-length":
+                self.content_length_given = True
         # A response before the body was read whole ends the connection: the rest of the body would
         # otherwise be read as the next request (after Expect: 100-continue it never comes).
-        closing = self.server.draining or self._body_unread()
-        if closing and not any(name.lower() == "connection" for name, _ in headers):
+        if given_connection is None and (server.draining or not self.body.finished):
             headers = [*headers, ("Connection", "close")]
-        write = super().start_response(status, headers, exc_info)
-        self.response_headers.append((b"X-Request-ID", self.request_id.encode()))
-        if not self.close_connection:
-            # How long the connection is kept idle, so that a client closes it before it is closed under it.
-            self.response_headers.append((b"Keep-Alive", self.server.keep_alive_header))
-        else:
-            # pywsgi's own flag for "the socket will be closed, do not drain the request body": the
-            # lingering close discards it instead, bounded.
-            self.wsgi_input._chunked_input_error = True
-        return write
+            given_connection = "close"
+        if given_connection == "close":
+            self.close_after = True
+        elif given_connection is None and self.http_1_0:
+            headers = [*headers, ("Connection", "close" if self.close_after else "keep-alive")]
+        lines = f"HTTP/1.1 {status}\r\n" + "".join([f"{name}: {value}\r\n" for name, value in headers])
+        # One CR and one LF per line, else a name or value carries a line break (response splitting).
+        if lines.count("\n") != len(headers) + 1 or lines.count("\r") != len(headers) + 1:
+            raise ValueError("a line break in the response status or headers")
+        self.code = int(status.split(" ", 1)[0])
+        extra = b"X-Request-ID: %s\r\n%s" % (
+            self.request_id.encode(), b"" if self.close_after else b"Keep-Alive: %s\r\n" % server.keep_alive_header)
+        self.response_head = lines.encode("latin-1") + extra
+        return self.write
+
+    def write(self, data):
+        """PEP 3333's ``write``, and how the result's bytes are sent: the head with the first of them."""
+        if self.headers_sent:
+            if self.chunked:
+                data = b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+            if data:
+                self._sendall(data)
+            return
+        if not self.code:
+            raise RuntimeError("the application did not call start_response()")
+        head = self.response_head + b"Date: %s\r\n" % http_date()
+        if not self.content_length_given and self.code not in (204, 304):
+            if hasattr(self.result, "__len__"):  # all of it is known: its length
+                head += b"Content-Length: %d\r\n" % sum(len(part) for part in self.result)
+            elif not self.http_1_0:
+                head += b"Transfer-Encoding: chunked\r\n"
+                self.chunked = True
+                data = b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+            else:  # an HTTP/1.0 body of unknown length ends when the connection does
+                self.close_after = True
+        self.headers_sent = True
+        self._sendall(head + b"\r\n" + data)
+
+    def _sendall(self, data):
+        self.socket.settimeout(SEND_TIMEOUT_SECONDS)
+        try:
+            self.socket.sendall(data)
+        except TimeoutError:
+            raise TimeoutError(errno.ETIMEDOUT, "the client did not read the response in time") from None
+        self.bytes_sent += len(data)
+
+    def _answer_refusal(self, error, started):
+        """A request that could not be read: answer it, then close the lingering way, since whatever the
+        client sent after it cannot be trusted to be a request."""
+        self._serve_as(_new_request_id())
+        http_log.info("bad request from %s: %s", self.client_address[0], error)
+        self.code = error.status
+        try:
+            self.socket.settimeout(SEND_TIMEOUT_SECONDS)
+            response = raw_response(error.status, str(error), b"X-Request-ID: %s\r\n" % self.request_id.encode())
+            self.socket.sendall(response)
+        except OSError:
+            return
+        self.bytes_sent = len(response)
+        self._log_request(started)
+        self._linger(LINGER_SECONDS)
 
     def _linger(self, seconds):
         """Shut down the write side, discard what the client still sends for a bounded time, return."""
@@ -340,50 +410,13 @@ class GrowthHandler(WSGIHandler):
         finally:
             self.waiting = False
 
-    def _sendall(self, data):
-        self.socket.settimeout(SEND_TIMEOUT_SECONDS)
-        try:
-            super()._sendall(data)
-        except TimeoutError:
-            raise TimeoutError(errno.ETIMEDOUT, "the client did not read the response in time") from None
-
-    def _write_with_headers(self, data):
-        # pywsgi sends the head and the body in two writes; one write saves a syscall per response.
-        self.headers_sent = True
-        self.finalize_headers()
-        head = b"".join([b"HTTP/1.1 ", self.status, b"\r\n",
-                         *[b"%s: %s\r\n" % header for header in self.response_headers], b"\r\n"])
-        if self.response_use_chunked:
-            self._sendall(head)
-            self._write(data)
-        else:
-            self._sendall(head + data)
-
-    def log_request(self):
+    def _log_request(self, started):
         # One logfmt line per request; and none formatted at all when the access log is off.
         if self.server.access_log:
-            duration = (self.time_finish - self.time_start) * 1000 if self.time_finish else None
             access_log.info("", extra={"fields": {
-                "method": self.command or "-", "path": self.path or "-",
-                "status": _status_code(self.status),
-                "duration_ms": "-" if duration is None else f"{duration:.3f}",
-                "bytes": self.response_length, "remote": self.client_address[0]}})
-
-    def log_error(self, message, *args):
-        http_log.info("%s: %s", self.client_address[0], message % args if args else message)
-
-    def _send_error_response_if_possible(self, error_code):
-        if self.response_length:
-            self.close_connection = True
-            return
-        body = message_body(APPLICATION_ERRORS[error_code])
-        try:
-            self.start_response(status_line(error_code), [
-                ("Content-Type", "application/json"), ("X-Content-Type-Options", "nosniff"), ("Connection", "close"),
-                ("Content-Length", str(len(body)))])
-            self.write(body)
-        except OSError:
-            self.close_connection = True
+                "method": self.method or "-", "path": self.target or "-", "status": str(self.code or "000"),
+                "duration_ms": f"{(time.time() - started) * 1000:.3f}", "bytes": self.bytes_sent,
+                "remote": self.client_address[0]}})
 
     def close_if_idle_or_stalled(self, now):
         """At shutdown: close a connection that waits on its client with nothing owed to it: idle (no

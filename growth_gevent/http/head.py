@@ -6,12 +6,12 @@ Content-Length or one that is not plain digits, a Transfer-Encoding other than e
 together with a Content-Length, no Host or several on HTTP/1.1; a body chunk larger than any body
 accepted is a 413 as soon as its size is read. Each refusal is typed by its status and
 names the rule that refused it (``BadRequest.rule == "duplicate-content-length"``), so that the corpus
-in ``tests/requests/`` pins which rule fired. The functions read any binary file with ``readline``
-(the server's deadline-bound socket reader, or ``io.BytesIO`` in tests); ``parse_head`` composes them.
+in ``tests/requests/`` pins which rule fired. ``parse_head`` reads a head from any binary file with
+``readline``: the server's deadline-bound socket reader, or ``io.BytesIO`` in the corpus's tests, so the
+corpus drives the very code that serves.
 """
 
 import dataclasses
-import io
 import re
 from typing import BinaryIO
 
@@ -174,10 +174,9 @@ def header_budget(max_header_bytes: int, request_line: str) -> int:
     return max_header_bytes - len(request_line.rstrip())
 
 
-def parse_head(data: bytes, max_header_bytes: int) -> Head:
-    """The head at the start of ``data`` (what follows its blank line is the body, not read), read the
-    way the server reads it; a Refusal if the server would refuse it."""
-    rfile = io.BytesIO(data)
+def parse_head(rfile: BinaryIO, max_header_bytes: int) -> Head:
+    """The head read from ``rfile`` up to its blank line (what follows is the body, left unread); a
+    Refusal if it is not one the server takes."""
     line = read_request_line(rfile)
     request_line = check_request_line(line)
     fields = read_fields(rfile, header_budget(max_header_bytes, line))

@@ -1,6 +1,9 @@
 """What every error answer shares, whoever writes it (falcon's error serializer or the HTTP server):
 the ``{"msg": ...}`` body and the ``Retry-After`` a client is told."""
 
+import time
+from email.utils import formatdate
+
 import ujson
 
 # What a client is told to wait before retrying a request refused for want of room now.
@@ -26,6 +29,18 @@ def raw_response(status: int, message: str, headers: bytes = b"") -> bytes:
             b"Content-Length: %d\r\n\r\n%s" % (_STATUS_LINES[status].encode(), headers, len(body), body))
 
 
+_date: tuple[int, bytes] = (0, b"")
+
+
+def http_date() -> bytes:
+    """The ``Date`` of a response now (RFC 9110 §6.6.1), made once a second rather than once a response."""
+    global _date
+    second = int(time.time())
+    if _date[0] != second:
+        _date = (second, formatdate(second, usegmt=True).encode())
+    return _date[1]
+
+
 def status_line(status: int) -> str:
     return _STATUS_LINES[status]
 
@@ -34,5 +49,5 @@ def too_many_connections(headers: bytes = b"") -> bytes:
     """The answer to a connection past GROWTH_MAX_CONNECTIONS."""
     return raw_response(503, "too many connections; retry later",
                         b"Retry-After: %d\r\n%s" % (RETRY_AFTER_SECONDS, headers))
-# What pywsgi answers itself when the application fails before its response, in our words.
-APPLICATION_ERRORS = {400: "malformed request body", 500: "internal server error"}
+# What the server answers itself when the application fails before its response.
+APPLICATION_FAILED = "internal server error"

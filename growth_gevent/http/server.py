@@ -20,7 +20,7 @@ from gevent.pool import Pool
 from gevent.pywsgi import WSGIServer
 
 from ..core.logs import ThrottledLog
-from .handler import GrowthHandler, http_log
+from .handler import Connection, http_log
 
 # Above the default of 128 so that 1000 clients connecting at once are queued, not dropped.
 LISTEN_BACKLOG = 2048
@@ -40,7 +40,7 @@ log = logging.getLogger("growth_gevent")
 
 
 class GrowthServer(WSGIServer):
-    handler_class = GrowthHandler
+    handler_class = Connection
 
     def __init__(self, listener, application, config, **kwargs):
         self.max_connections = connection_cap(config.max_connections)

@@ -120,7 +120,7 @@ def test_reads_are_answered_while_a_3mb_body_is_applied(server, big_payload):
 
 
 # Malformed heads are tests/requests/invalid/ (tests/test_head.py); these prove the wiring of the
-# 414 and of pywsgi's chunked reader, on each deployment.
+# 414 and of the server's chunked reader (growth_gevent/http/bodies.py), on each deployment.
 @pytest.mark.parametrize("raw, status", [
     (b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\nHost: t\r\n\r\n", 414),
     ((b"POST /api/v1/growth HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"

@@ -1,0 +1,107 @@
+"""The server's own body readers (growth_gevent/http/bodies.py), socket-free: a Content-Length body and a
+chunked one read to their end and no further, the body limit enforced as the bytes arrive, a malformed
+chunk refused by its rule, and ``Expect: 100-continue`` answered once, at the first read."""
+
+import io
+
+import pytest
+
+from growth_gevent.http import bodies, head
+
+
+def chunked(data: bytes, limit: int = 1000, on_first_read=None):
+    return bodies.open_body(head.Framing(None, True, "t"), io.BytesIO(data), limit, on_first_read)
+
+
+def sized(data: bytes, length: int, limit: int = 1000, on_first_read=None):
+    return bodies.open_body(head.Framing(length, False, "t"), io.BytesIO(data), limit, on_first_read)
+
+
+def test_a_sized_body_is_read_in_parts_to_its_length_and_no_further():
+    body = sized(b"[1,2]GET", 5)
+    assert (body.read(2), body.finished, body.read(100), body.finished, body.read(), body.read(1)) == (
+        b"[1", False, b",2]", True, b"", b"")
+
+
+def test_no_length_and_not_chunked_is_an_empty_body():
+    body = bodies.open_body(head.Framing(None, False, "t"), io.BytesIO(b"GET / HTTP/1.1\r\n"), 1000)
+    assert (body.read(), body.finished) == (b"", True)
+
+
+def test_a_sized_body_that_ends_early_is_a_400():
+    body = sized(b"[1", 5)
+    with pytest.raises(head.BadRequest) as refused:
+        body.read()
+    assert (refused.value.status, refused.value.rule) == (400, "body-ended-early")
+    assert not body.finished
+
+
+def test_a_declared_length_over_the_limit_is_a_413_before_a_byte_is_read():
+    rfile = io.BytesIO(b"x" * 2000)
+    body = bodies.open_body(head.Framing(1001, False, "t"), rfile, 1000)
+    with pytest.raises(head.ContentTooLarge) as refused:
+        body.read(10)
+    assert (refused.value.rule, refused.value.limit, rfile.tell()) == ("body-too-large", 1000, 0)
+
+
+def test_a_chunked_body_is_read_in_parts_across_chunks():
+    body = chunked(b"2\r\n[1\r\n3;ext=1\r\n.5]\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT")
+    parts = []
+    while part := body.read(2):
+        parts.append(part)
+    assert (parts, body.finished) == ([b"[1", b".5", b"]"], True)
+
+
+@pytest.mark.parametrize("data, rule", [
+    (b"zz\r\n[]\r\n0\r\n\r\n", "malformed-chunk-size"),
+    (b"\r\n", "malformed-chunk-size"),
+    (b"2\n[]\r\n0\r\n\r\n", "malformed-chunk-size"),
+    (b"11111111111111111\r\n", "malformed-chunk-size"),
+    (b"2\r\n[]xx0\r\n\r\n", "chunk-without-crlf"),
+    (b"4\r\n[]", "body-ended-early"),
+    (b"2\r\n[]\r\n", "body-ended-early"),
+    (b"2\r\n[]\r\n0\r\nX Bad: 1\r\n\r\n", "invalid-field-name"),
+    (b"2\r\n[]\r\n0\r\n" + b"X-T: " + b"a" * 9000 + b"\r\n\r\n", "header-block-too-large"),
+], ids=["not-hex", "empty-size", "bare-lf", "17-digits", "no-crlf-after-data", "ends-in-data", "ends-before-last",
+        "bad-trailer", "trailers-too-large"])
+def test_a_malformed_chunked_body_is_refused_by_its_rule(data, rule):
+    body = chunked(data)
+    with pytest.raises(head.Refusal) as refused:
+        while body.read(1000):
+            pass
+    assert refused.value.rule == rule
+    assert not body.finished
+
+
+def test_a_chunk_larger_than_the_limit_is_a_413_before_its_bytes():
+    rfile = io.BytesIO(b"3E9\r\n" + b"x" * 2000)
+    body = bodies.open_body(head.Framing(None, True, "t"), rfile, 1000)
+    with pytest.raises(head.ContentTooLarge) as refused:
+        body.read(10)
+    assert (refused.value.rule, rfile.tell()) == ("chunk-too-large", 5)
+
+
+def test_chunks_that_add_up_past_the_limit_are_a_413_as_they_arrive():
+    body = chunked(b"258\r\n" + b"x" * 600 + b"\r\n258\r\n" + b"x" * 600 + b"\r\n0\r\n\r\n")
+    assert len(body.read(600)) == 600
+    with pytest.raises(head.ContentTooLarge) as refused:
+        body.read(600)
+    assert refused.value.rule == "body-too-large"
+
+
+@pytest.mark.parametrize("make", [
+    lambda calls: sized(b"[]", 2, on_first_read=lambda: calls.append(1)),
+    lambda calls: chunked(b"2\r\n[]\r\n0\r\n\r\n", on_first_read=lambda: calls.append(1)),
+], ids=["sized", "chunked"])
+def test_the_first_read_is_announced_once(make):
+    calls = []
+    body = make(calls)
+    assert calls == []
+    assert body.read(1) + body.read() == b"[]"
+    assert calls == [1]
+
+
+def test_an_empty_body_announces_nothing():
+    calls = []
+    body = sized(b"", 0, on_first_read=lambda: calls.append(1))
+    assert (body.read(), calls) == (b"", [])
