@@ -3,13 +3,16 @@ Location, and the bulk job handle; on the memory store here and on Redis in test
 
 import json
 
+import gevent
 import pytest
 
 from growth_gevent.stores.base import COMPLETE, FAILED, IN_PROGRESS, JOBS_KEPT, JobStatus
 from growth_gevent.stores.memory import MemoryStore
+from growth_gevent.testing import wait_for
+from tests.test_durable_reads import GatedFsync
 
 from recovering import opened
-from support import applier_paused, load, make_store, post_records
+from support import ROOT, applier_paused, load, make_store, post_records
 
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 SERIES_URL = "/api/v1/growth/BRZ/NGDP_R"
@@ -231,9 +234,9 @@ class TestStoreConditions:
             store.close()
 
 
-def test_states_are_named_as_the_overall_status_names_them():
+def test_states_are_named_as_the_overall_status_names_them_and_the_readme_says_how_many_jobs_are_kept():
     assert (IN_PROGRESS, COMPLETE, FAILED) == ("in progress", "complete", "failed")
-    assert JOBS_KEPT >= 100
+    assert f"older than the last {JOBS_KEPT} accepted" in (ROOT / "README.md").read_text()
 
 
 def test_the_journaled_stores_job_numbers_hold_across_a_restart(tmp_path):
@@ -248,3 +251,25 @@ def test_the_journaled_stores_job_numbers_hold_across_a_restart(tmp_path):
         assert again.submit_bulk([(KEY, 1)]) > job  # no number names two jobs
     finally:
         again.close()
+
+
+def test_under_fsync_always_a_conditional_write_judges_the_value_in_memory_in_the_step_of_its_write(
+        tmp_path, monkeypatch):
+    """Reads wait for the writes in flight they cover (GROWTH_FSYNC=always); a write's check must not, or
+    another write could come between the check and the write."""
+    store = opened(str(tmp_path / "growth.snapshot"))
+    store.put(KEY, 1.0)
+    fsync = GatedFsync(monkeypatch)
+    try:
+        first = gevent.spawn(store.put, KEY, 2.0)
+        fsync.wait_until_waiting()  # 2.0 in memory, its fsync held
+        seen = []
+        second = gevent.spawn(store.put, KEY, 3.0, check=seen.append)
+        wait_for(lambda: gevent.sleep(0.001) or seen)
+        assert seen == [2.0]
+        assert store.copy()["BRZ"]["NGDP_R"][2002] == 3.0  # written in the step of its check
+        fsync.allow(10)
+        assert (first.get(timeout=5), second.get(timeout=5)) == (False, False)
+    finally:
+        fsync.allow(100)
+        store.close()

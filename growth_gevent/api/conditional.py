@@ -9,21 +9,22 @@ import falcon
 ETAG_DIGITS = 20
 
 
-def etag_of(*parts: bytes) -> str:
-    """The strong ETag (unquoted) of a representation: its body, and whatever else it is sent with that a
-    change should show (a CSV page's total and next link, which are headers). A compressed form is
-    another representation: it needs a tag of its own (this one with ``-gzip`` appended)."""
-    digest = hashlib.sha256(parts[0])
-    for part in parts[1:]:
-        digest.update(part)
+def etag_of(body: bytes, headers: bytes = b"") -> str:
+    """The strong ETag (unquoted) of a representation: its body, and what it sends in ``headers`` that a
+    change should show (a CSV page's total and next link). A compressed form is another representation:
+    it needs a tag of its own (this one with ``-gzip`` appended)."""
+    digest = hashlib.sha256(body)
+    if headers:
+        digest.update(headers)
     return digest.hexdigest()[:ETAG_DIGITS]
 
 
 def send_tagged(req: falcon.Request, resp: falcon.Response, etag: str) -> bool:
     """Send ``resp`` with ``etag``; a 304 without its body when If-None-Match names it or is ``*``
     (compared weakly, as RFC 9110 §13.1.2 says for GET and HEAD): then True."""
-    resp.etag = etag
-    if not names(req.if_none_match, etag, weakly=True):
+    # Not falcon's properties, on the hot GET: the header set as it is, and parsed only when sent.
+    resp.set_header("ETag", f'"{etag}"')
+    if "HTTP_IF_NONE_MATCH" not in req.env or not names(req.if_none_match, etag, weakly=True):
         return False
     resp.status = falcon.HTTP_304
     resp.data = None
@@ -31,9 +32,9 @@ def send_tagged(req: falcon.Request, resp: falcon.Response, etag: str) -> bool:
     return True
 
 
-def tag_body(req: falcon.Request, resp: falcon.Response, *more: bytes) -> None:
-    """:func:`send_tagged` with the ETag of the body ``resp.data`` and ``more``."""
-    send_tagged(req, resp, etag_of(resp.data, *more))
+def tag_body(req: falcon.Request, resp: falcon.Response, headers: bytes = b"") -> None:
+    """:func:`send_tagged` with the ETag of the body ``resp.data`` (and ``headers``, as :func:`etag_of`)."""
+    send_tagged(req, resp, etag_of(resp.data, headers))
 
 
 def names(tags: list | None, etag: str | None, weakly: bool) -> bool:
