@@ -191,8 +191,8 @@ class TestRecord:
         ({"value": "1"}, "value must be a finite number"),
         ({"value": True}, "value must be a finite number"),
         ({"value": None}, "value must be a finite number"),
-        ({}, 'body must be a JSON object {"value": number}'),
-        ([1], 'body must be a JSON object {"value": number}'),
+        ({}, 'body must be a JSON object {"value": number}, or the record with its "Value"'),
+        ([1], 'body must be a JSON object {"value": number}, or the record with its "Value"'),
     ])
     def test_put_with_a_bad_value_is_422_and_changes_nothing(self, client, payload, message):
         client.put_json(RECORD_URL, {"value": 1})

@@ -46,10 +46,15 @@ def test_parse_records_names_the_first_bad_record():
         parse_records([good, good, {**good, "Year": "1"}, {**good, "Value": None}])
 
 
-def test_parse_value_update():
-    assert parse_value_update({"value": 3}) == 3
-    with pytest.raises(InvalidRecord):
-        parse_value_update({"Value": 3})
+def test_parse_value_update_takes_value_in_either_case_or_the_record_of_the_key():
+    key = ("BRZ", "NGDP_R", 2002)
+    assert parse_value_update({"value": 3}, key) == 3
+    assert parse_value_update({"Value": 3.5}, key) == 3.5
+    assert parse_value_update({"Country": "brz", "Indicator": "NGDP_r", "Value": 4, "Year": 2002, "Note": 1}, key) == 4
+    for refused in ({"value": 1, "Value": 1}, {"VALUE": 1}, {"Value": True}, {"Value": 1, "Year": 2002.0},
+                    {"Value": 1, "Country": None}, {"Value": 1, "Indicator": "NGDP"}):
+        with pytest.raises(InvalidRecord):
+            parse_value_update(refused, key)
 
 
 def test_as_record_is_the_challenge_shape():

@@ -53,7 +53,9 @@ def create_app(store, config):
     if metrics:
         app.add_route("/metrics", metrics)
     app.add_route("/api/v1/growth", resources.RecordCollection(store, bodies, max_body_bytes, bulk_parser))
-    app.add_route("/api/v1/growth/post/status", resources.PostStatus(store))
+    post_status = resources.PostStatus(store)
+    app.add_route(resources.JOB_STATUS_PATH, post_status)
+    app.add_route(resources.JOB_STATUS_PATH + "/{job}", post_status, suffix="job")
     app.add_route("/api/v1/growth/size", resources.Size(store))
     app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
     app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",

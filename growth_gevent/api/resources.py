@@ -2,14 +2,16 @@
 
 import pathlib
 import re
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import falcon
 import ujson
 
 from ..core.records import InvalidRecord, as_record, check_name, check_year, make_key, parse_value_update
+from ..stores.base import JOBS_KEPT
 from . import csv_format
 from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
+from .conditional import etag_of, send_tagged, tag_body, write_check
 from .cursor import InvalidCursor, decode_cursor, encode_cursor
 
 # The challenge's probe record: the bulk status shows its value as "test value".
@@ -27,11 +29,19 @@ FORMATS = {"json": falcon.MEDIA_JSON, "csv": csv_format.MEDIA_TYPE}
 # The methods the challenge's Go reference routes on a path it does not know: it answers them 400.
 ROOT_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE"})
 _INTEGER = re.compile(r"-?[0-9]+")
+# A bulk job's number as its status URL writes it: one URL a job.
+_JOB = re.compile(r"[1-9][0-9]{0,17}")
+RECORDS_PATH = "/api/v1/growth"
+JOB_STATUS_PATH = RECORDS_PATH + "/post/status"
+
+
+def _dumps(document):
+    return ujson.dumps(document, escape_forward_slashes=False).encode()
 
 
 def _json(resp, document, status=falcon.HTTP_200):
     resp.status = status
-    resp.data = ujson.dumps(document, escape_forward_slashes=False).encode()
+    resp.data = _dumps(document)
 
 
 class Ping:
@@ -145,9 +155,11 @@ class OpenAPI:
 
     def __init__(self):
         self._document = (pathlib.Path(__file__).parent / "openapi.json").read_bytes()
+        self._etag = etag_of(self._document)
 
     def on_get(self, req, resp):
         resp.data = self._document
+        send_tagged(req, resp, self._etag)
 
     on_head = on_get
 
@@ -184,9 +196,11 @@ class RecordCollection:
             resp.append_link(next_page, "next")
         if as_csv:
             _csv(resp, page)
+            tag_body(req, resp, f"{total} {next_page}".encode())  # what a CSV page says in headers only
             return
         _json(resp, {"items": [as_record(key, value) for key, value in page],
                      "total": total, "limit": limit, "offset": offset, "next": next_page})
+        tag_body(req, resp)
 
     on_head = on_get
 
@@ -197,13 +211,16 @@ class RecordCollection:
         with self._bodies.reserve() as reservation:
             records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation, BULK_MEDIA_TYPES),
                                               self._store.check_bulk_room, media_type)
-        self._store.submit_bulk(records)
+        job = self._store.submit_bulk(records)
+        # The body stays the challenge's; the job's own status is where Location points.
+        resp.location = f"{JOB_STATUS_PATH}/{job}"
         _json(resp, {"msg": "In progress"}, falcon.HTTP_202)
 
 
 class PostStatus:
     """``/api/v1/growth/post/status``: where bulk loading stands (the store's BulkStatus), with the
-    probe record's value."""
+    probe record's value; ``/api/v1/growth/post/status/{job}`` (suffix ``job``): one job's own status, for
+    the last JOBS_KEPT jobs accepted."""
 
     def __init__(self, store):
         self._store = store
@@ -224,6 +241,15 @@ class PostStatus:
         _json(resp, document)
 
     on_head = on_get
+
+    def on_get_job(self, req, resp, job):
+        status = self._store.job_status(int(job)) if _JOB.fullmatch(job) else None
+        if status is None:
+            raise falcon.HTTPNotFound(description=f"no bulk job {job[:20]!r} is known: a job's URL is the Location "
+                                                  f"its POST answered, and the last {JOBS_KEPT} jobs are kept")
+        _json(resp, {"msg": status.state, "count": status.applied, "total": status.total})
+
+    on_head_job = on_get_job
 
 
 class Size:
@@ -253,9 +279,10 @@ class Series:
             raise falcon.HTTPNotFound()
         if as_csv:
             _csv(resp, [((country, indicator, year), value) for year, value in values])
-            return
-        _json(resp, {"Country": country, "Indicator": indicator,
-                     "Values": [{"Year": year, "Value": value} for year, value in values]})
+        else:
+            _json(resp, {"Country": country, "Indicator": indicator,
+                         "Values": [{"Year": year, "Value": value} for year, value in values]})
+        tag_body(req, resp)
 
     on_head = on_get
 
@@ -274,20 +301,38 @@ class Record:
         if value is None:
             raise falcon.HTTPNotFound()
         _json(resp, as_record(key, value))
+        tag_body(req, resp)
 
     on_head = on_get
 
     def on_put(self, req, resp, country, indicator, year):
+        """Takes the record as GET returns it, or its value alone; If-Match and If-None-Match are judged on
+        the record's current ETag in the same step as the write (optimistic concurrency)."""
         problem = check_name("Country", country) or check_name("Indicator", indicator) or check_year(year)
         if problem:
             raise InvalidRecord(problem)
-        with self._bodies.reserve() as reservation:
-            value = parse_value_update(read_json(req, self._max_body_bytes, reservation))
         key = make_key(country, indicator, year)
-        created = self._store.put(key, value)
+        with self._bodies.reserve() as reservation:
+            value = parse_value_update(read_json(req, self._max_body_bytes, reservation), key)
+        created = self._store.put(key, value, write_check(req, lambda current: _record_etag(key, current)))
         _json(resp, as_record(key, value), falcon.HTTP_201 if created else falcon.HTTP_200)
+        resp.etag = etag_of(resp.data)  # what a GET of it now answers
+        if created:
+            resp.location = record_path(key)
 
     def on_delete(self, req, resp, country, indicator, year):
-        if not self._store.delete(make_key(country, indicator, year)):
+        key = make_key(country, indicator, year)
+        if not self._store.delete(key, write_check(req, lambda current: _record_etag(key, current), needs_record=True)):
             raise falcon.HTTPNotFound()
         resp.status = falcon.HTTP_204
+
+
+def record_path(key):
+    """The canonical URL path of a record: its upper-case names percent-encoded."""
+    country, indicator, year = key
+    return f"{RECORDS_PATH}/{quote(country, safe='')}/{quote(indicator, safe='')}/{year}"
+
+
+def _record_etag(key, value):
+    """The ETag of the record's representation, as its GET sends it."""
+    return etag_of(_dumps(as_record(key, value)))

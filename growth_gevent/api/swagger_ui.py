@@ -7,11 +7,12 @@ Policy (``script-src 'self'``) allows it.
 """
 
 import gzip
-import hashlib
 import pathlib
 
 import falcon
 import swagger_ui_bundle
+
+from .conditional import etag_of, send_tagged
 
 PAGE_PATH = "/docs"
 # Swagger UI validates a document by sending it to validator.swagger.io unless told not to.
@@ -67,7 +68,7 @@ class _File:
     def __init__(self, data: bytes, media_type: str):
         self.data = data
         self.media_type = media_type
-        self.etag = hashlib.sha256(data).hexdigest()[:20]
+        self.etag = etag_of(data)
         # Compressed once, when the file is first asked for (docs/performance.md).
         self.gzipped = gzip.compress(data, mtime=0) if len(data) >= GZIP_AT_LEAST_BYTES else None
 
@@ -77,10 +78,7 @@ class _File:
         if self.gzipped is not None:
             resp.vary = ("Accept-Encoding",)
         # Each encoding is a representation of its own, with an ETag of its own (RFC 9110, 8.8.3).
-        etag = self.etag + "-gzip" if gzipped else self.etag
-        resp.etag = etag
-        if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
-            resp.status = falcon.HTTP_304
+        if send_tagged(req, resp, self.etag + "-gzip" if gzipped else self.etag):
             return
         resp.content_type = self.media_type
         if gzipped:

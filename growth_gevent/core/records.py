@@ -148,13 +148,23 @@ def _problem(item: object) -> str | None:
             or check_value(item.get("Value")) or check_year(item.get("Year")))
 
 
-def parse_value_update(payload: object) -> Number:
-    """The body of a PUT: ``{"value": number}``; return the number."""
-    if type(payload) is not dict or "value" not in payload:
-        raise InvalidRecord('body must be a JSON object {"value": number}')
-    value = payload["value"]
+def parse_value_update(payload: object, key: Key) -> Number:
+    """The body of a PUT of the record ``key``: ``{"value": number}``, ``{"Value": number}``, or the record
+    as a GET returns it, whose Country, Indicator (either case, as in URLs) and Year, when given, must be
+    ``key``'s; other fields are ignored, as a bulk load ignores them. Return the number."""
+    if type(payload) is not dict or ("value" in payload) == ("Value" in payload):
+        raise InvalidRecord('body must be a JSON object {"value": number}, or the record with its "Value"')
+    field = "value" if "value" in payload else "Value"
+    value = payload[field]
     if not is_finite_number(value):
-        raise InvalidRecord("value must be a finite number")
+        raise InvalidRecord(f"{field} must be a finite number")
+    for name, expected in zip(("Country", "Indicator"), key[:2], strict=True):
+        given = payload.get(name, expected)
+        if type(given) is not str or given.upper() != expected:
+            raise InvalidRecord(f"{name} must be the URL's, {expected!r}, or left out")
+    year = payload.get("Year", key[2])
+    if type(year) is not int or year != key[2]:
+        raise InvalidRecord(f"Year must be the URL's, {key[2]}, or left out")
     return value
 
 

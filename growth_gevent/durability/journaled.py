@@ -44,7 +44,6 @@ class JournaledStore(MemoryStore):
     def __init__(self, snapshot_path, fsync, **options):
         super().__init__(**options)
         self.journal = Journal(snapshot_path, fsync, self._queue_written_jobs, self._undo)
-        self._next_job = 1
         self._queued = collections.deque()  # QueuedJob of each job given to the applier, in its order
         self._accepted = collections.deque()  # (QueuedJob, Batch) logged, waiting for their batch
         self._reserved = 0  # records of the jobs accepted, in the queue's room
@@ -58,7 +57,7 @@ class JournaledStore(MemoryStore):
         """Replay the log after the snapshot loaded (that begins with ``first_segment``), queue the bulk
         jobs it left unapplied, and begin a new segment. Blocking: before serving."""
         recovered = replay(self.journal.snapshot_path, first_segment, self)
-        self._next_job = recovered.next_job
+        self._next_job = max(self._next_job, recovered.next_job)  # initial data queued before took one
         for job in recovered.queued:
             self._queue(job)
         number = max([first_segment - 1, 0, *segment_numbers(self.journal.snapshot_path)]) + 1
@@ -67,15 +66,15 @@ class JournaledStore(MemoryStore):
             self._covered = number  # the snapshot loaded holds everything
         return recovered
 
-    def put(self, key, value):
+    def put(self, key, value, check=None):
         previous = super().get(key)
-        created = super().put(key, value)
+        created = super().put(key, value, check)
         self._wait_written(key, created, self.journal.append(put_record(key, value), (key, previous)))
         return created
 
-    def delete(self, key):
+    def delete(self, key, check=None):
         previous = super().get(key)
-        if not super().delete(key):
+        if not super().delete(key, check):
             return False
         self._wait_written(key, True, self.journal.append(delete_record(key), (key, previous)))
         return True
@@ -124,7 +123,7 @@ class JournaledStore(MemoryStore):
         else:
             self._release_new_keys(job)
         self._wait(batch)
-        return job.number
+        return job.job  # the journal's number: a handle that stays true across restarts
 
     def check_bulk_room(self, records):
         super().check_bulk_room(records + self._reserved)
@@ -176,7 +175,7 @@ class JournaledStore(MemoryStore):
         return segment_record(number, self._next_job, jobs)
 
     def _queue(self, job):
-        job.number = self._bulk.submit(job.remainder())
+        self._bulk.submit(job.remainder(), job.job, job.applied)
         self._queued.append(job)
 
     def _queue_written_jobs(self):

@@ -120,7 +120,6 @@ class QueuedJob:
     offset: int
     records: list
     applied: int = 0
-    number: int | None = None  # the applier's job number, once queued
 
     def remainder(self):
         return self.records[self.applied - self.offset:]

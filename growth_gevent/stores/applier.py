@@ -6,16 +6,17 @@ from gevent.event import Event
 from gevent.queue import SimpleQueue
 
 from ..core.loop import let_io_run
-from .base import BulkStatus
+from .base import COMPLETE, IN_PROGRESS, JOBS_KEPT, BulkStatus, JobStatus
 
 
 class _Job:
-    __slots__ = ("records", "total", "applied")
+    __slots__ = ("records", "total", "applied", "done")
 
-    def __init__(self, records):
+    def __init__(self, records, applied):
         self.records = records
-        self.total = len(records)
-        self.applied = 0
+        self.total = applied + len(records)
+        self.applied = applied
+        self.done = False  # a job of no records is done only once the worker took it
 
 
 class BulkApplier:
@@ -25,9 +26,11 @@ class BulkApplier:
     is applied; a chunk is applied in one call (its cost: docs/performance.md).
     """
 
-    def __init__(self, apply_chunk, chunk_size):
+    def __init__(self, apply_chunk, chunk_size, jobs_kept=JOBS_KEPT):
         self._apply_chunk = apply_chunk
         self._chunk_size = chunk_size
+        self._jobs_kept = jobs_kept
+        self._jobs = {}  # job number -> _Job, the last jobs_kept numbered jobs, oldest first
         self._pending = SimpleQueue()
         self._idle = Event()
         self._idle.set()
@@ -38,9 +41,16 @@ class BulkApplier:
         self._records_applied = 0
         self._worker = None
 
-    def submit(self, records):
-        """Queue validated ``(key, value)`` pairs; return the job's number (1, 2, ...)."""
-        job = _Job(records)
+    def submit(self, records, number=None, applied=0):
+        """Queue validated ``(key, value)`` pairs. ``number``: the job's number, by which :meth:`job_status`
+        reports on it (None for one not reported on: initial data); ``applied``: the job's records applied
+        before these (a job recovered halfway)."""
+        job = _Job(records, applied)
+        if number is not None:
+            jobs = self._jobs
+            jobs[number] = job
+            if len(jobs) > self._jobs_kept:
+                del jobs[next(iter(jobs))]
         self._latest = job
         self._jobs_accepted += 1
         self._records_accepted += job.total
@@ -48,12 +58,17 @@ class BulkApplier:
         self._pending.put(job)
         if self._worker is None:
             self._worker = gevent.spawn(self._work)
-        return self._jobs_accepted
 
     def status(self):
         latest = self._latest
         return BulkStatus.of(latest.applied if latest else 0, latest.total if latest else 0,
                              self._jobs_accepted, self._jobs_applied, self._records_applied, self.records_waiting())
+
+    def job_status(self, number):
+        job = self._jobs.get(number)
+        if job is None:
+            return None
+        return JobStatus(COMPLETE if job.done else IN_PROGRESS, job.applied, job.total)
 
     def records_waiting(self):
         """Records accepted and not yet applied, all jobs together."""
@@ -88,3 +103,4 @@ class BulkApplier:
             job.applied += len(chunk)
             self._records_applied += len(chunk)
             let_io_run()
+        job.done = True

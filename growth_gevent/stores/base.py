@@ -5,6 +5,7 @@ finite JSON numbers. A store knows nothing of HTTP.
 """
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.records import Key, Number, Record
@@ -12,6 +13,13 @@ from ..core.records import Key, Number, Record
 IDLE = "idle"
 IN_PROGRESS = "in progress"
 COMPLETE = "complete"
+FAILED = "failed"
+# Bulk jobs that job_status() reports on: the last this many accepted; older ones are forgotten.
+JOBS_KEPT = 1000
+
+# A write's precondition: called with the value the write would replace (None: no record), it raises to
+# refuse the write.
+Check = Callable[[Number | None], object]
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,16 @@ class BulkStatus:
         state = COMPLETE if jobs_applied + jobs_failed == jobs_accepted else IN_PROGRESS
         return cls(state, applied, total, jobs_accepted, jobs_applied, records_applied, records_waiting,
                    jobs_failed)
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """Where one bulk job stands: IN_PROGRESS, COMPLETE or FAILED (given up on), and its records applied
+    of its total."""
+
+    state: str
+    applied: int
+    total: int
 
 
 class StoreUnavailable(Exception):
@@ -81,15 +99,19 @@ class Store(abc.ABC):
         """The value stored under ``key``, or None."""
 
     @abc.abstractmethod
-    def put(self, key: Key, value: Number) -> bool:
+    def put(self, key: Key, value: Number, check: Check | None = None) -> bool:
         """Store ``value``; return True when the key is new, False when a value was replaced.
+
+        ``check``, when given, is called with the value stored under ``key`` (None when there is none) in
+        the same step as the write, so that nothing comes between them (across workers too): if it raises,
+        nothing is written and its exception propagates. It must not yield.
 
         A key that is neither stored nor to be added by a bulk job waiting raises :class:`StoreFull` when
         the records stored and those such jobs add reach ``max_records``."""
 
     @abc.abstractmethod
-    def delete(self, key: Key) -> bool:
-        """Remove ``key``; return False when it was absent."""
+    def delete(self, key: Key, check: Check | None = None) -> bool:
+        """Remove ``key``; return False when it was absent. ``check`` as for :meth:`put`."""
 
     @abc.abstractmethod
     def size(self) -> int:
@@ -113,7 +135,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:
-        """Accept validated ``(key, value)`` pairs to be applied in the background; return the job number.
+        """Accept validated ``(key, value)`` pairs to be applied in the background; return the job's number,
+        by which :meth:`job_status` reports on it.
 
         The queue is bounded by the store's ``queue_records``: when the records accepted and not yet
         applied (every job's, every process's), plus these, would exceed it, nothing is queued and
@@ -141,6 +164,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def bulk_status(self) -> BulkStatus:
         """A :class:`BulkStatus`, ``records_waiting`` and ``jobs_failed`` included."""
+
+    @abc.abstractmethod
+    def job_status(self, job: int) -> JobStatus | None:
+        """The status of the bulk job numbered ``job`` (as :meth:`submit_bulk` returned it); None for a job
+        unknown, or older than the last JOBS_KEPT accepted."""
 
     @abc.abstractmethod
     def wait_idle(self, timeout: float | None = None) -> bool:

@@ -4,7 +4,7 @@ import bisect
 import logging
 
 from .applier import BulkApplier
-from .base import BulkQueueFull, Store, StoreFull, WritesRefused
+from .base import JOBS_KEPT, BulkQueueFull, Store, StoreFull, WritesRefused
 
 log = logging.getLogger("growth_gevent")
 
@@ -28,13 +28,14 @@ class MemoryStore(Store):
     acknowledged write must not be one that cannot be saved. Reads go on.
     """
 
-    def __init__(self, *, chunk_size: int, queue_records: int, max_records: int):
+    def __init__(self, *, chunk_size: int, queue_records: int, max_records: int, jobs_kept: int = JOBS_KEPT):
         """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
         accepted and not yet applied; ``max_records``: the most records held (GROWTH_BULK_CHUNK_RECORDS,
-        GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS)."""
+        GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS); ``jobs_kept``: the bulk jobs job_status() knows."""
         self._countries = {}
         self._size = 0
-        self._bulk = BulkApplier(self._apply_chunk, chunk_size)
+        self._bulk = BulkApplier(self._apply_chunk, chunk_size, jobs_kept)
+        self._next_job = 1
         self._queue_records = queue_records
         self._max_records = max_records
         # The keys that bulk jobs accepted and not yet applied will add, none of them stored, each once:
@@ -50,12 +51,15 @@ class MemoryStore(Store):
         series = self._countries.get(country, _NOTHING).get(indicator)
         return None if series is None else series.get(year)
 
-    def put(self, key, value):
+    def put(self, key, value, check=None):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
         country, indicator, year = key
         # Not self.get: a store built on this one may make its reads wait, and a write must not yield.
-        stored = year in self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+        series = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+        if check is not None:
+            check(series.get(year))
+        stored = year in series
         held = self._size + len(self._new_keys)
         if held >= self._max_records and not stored and key not in self._new_keys:
             raise StoreFull(held, self._max_records, 1)
@@ -69,9 +73,12 @@ class MemoryStore(Store):
         self.changes += 1
         return created
 
-    def delete(self, key):
+    def delete(self, key, check=None):
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
+        if check is not None:
+            country, indicator, year = key
+            check(self._countries.get(country, _NOTHING).get(indicator, _NOTHING).get(year))
         return self._remove(key)
 
     def _remove(self, key):
@@ -151,7 +158,10 @@ class MemoryStore(Store):
         else:
             self.check_bulk_room(len(records))
             self._reserve_new_keys(records, records)
-        return self._bulk.submit(records)
+        number = self._next_job
+        self._next_job += 1
+        self._bulk.submit(records, number)
+        return number
 
     def check_bulk_room(self, records):
         if self._refusal is not None:
@@ -191,6 +201,9 @@ class MemoryStore(Store):
 
     def bulk_status(self):
         return self._bulk.status()
+
+    def job_status(self, job):
+        return self._bulk.job_status(job)
 
     def wait_idle(self, timeout=None):
         return self._bulk.wait_idle(timeout)

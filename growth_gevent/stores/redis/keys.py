@@ -10,6 +10,8 @@
   of one series are one group, written with one ``HSET``; numbers are JSON strings of their JSON text,
   since Lua's cjson would turn JSON numbers into doubles
 - ``growth:remaining``: hash, job N -> its records not yet applied, while it is queued
+- ``growth:job_records``: hash, job N -> its records, and ``N:failed`` -> those applied before it was given
+  up on, for the last JOBS_KEPT jobs accepted (what the job's own status reports)
 - ``growth:new:{COUNTRY}/{INDICATOR}``: hash, year -> the job N that counted that key as new (not stored,
   not counted by an earlier job) when it was accepted, until the key is stored or the job given up on:
   what the record cap holds for the jobs waiting
@@ -35,6 +37,7 @@ SIZE = PREFIX + "size"
 JOBS = PREFIX + "jobs"
 BULK = PREFIX + "bulk"
 REMAINING = PREFIX + "remaining"
+JOB_RECORDS = PREFIX + "job_records"
 DEAD = PREFIX + "dead"
 DEAD_ERRORS = DEAD + ":errors"
 DATA_MARKER = PREFIX + "marker"

@@ -20,7 +20,7 @@ from redis.retry import Retry
 
 from ...core.logs import ThrottledLog
 from ...core.loop import let_io_run
-from ..base import BulkQueueFull, BulkStatus, Store, StoreFull, StoreUnavailable
+from ..base import JOBS_KEPT, BulkQueueFull, BulkStatus, JobStatus, Store, StoreFull, StoreUnavailable
 from . import scripts
 from .cache import ReadCache
 from .connection import open_connection
@@ -30,6 +30,7 @@ from .keys import (
     COUNTRIES,
     DEAD,
     DEAD_ERRORS,
+    JOB_RECORDS,
     JOBS,
     PREFIX,
     REMAINING,
@@ -99,12 +100,13 @@ class RedisStore(Store):
     """
 
     def __init__(self, url: str, *, pool_size: int, timeout: float, chunk_size: int, queue_records: int,
-                 max_records: int, cache_stale_seconds: float, verify_tls: bool):
+                 max_records: int, cache_stale_seconds: float, verify_tls: bool, jobs_kept: int = JOBS_KEPT):
         """``chunk_size``: records per bulk chunk (one script each); ``queue_records``: the bound of
         :meth:`submit_bulk`, on every worker's jobs together; ``max_records``: the most records stored, on
         every worker's writes together (:class:`StoreFull`); ``cache_stale_seconds``: that of
         :class:`ReadCache` for record reads, 0 for no cache (while reads use it, a PING goes to Redis
-        every quarter of it); ``verify_tls``: False accepts any certificate of a ``rediss://`` server."""
+        every quarter of it); ``verify_tls``: False accepts any certificate of a ``rediss://`` server;
+        ``jobs_kept``: the bulk jobs job_status() knows, the last accepted by any worker."""
         # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
         tls = {} if verify_tls or not url.lower().startswith("rediss://") else {"ssl_cert_reqs": "none"}
         pool = redis.BlockingConnectionPool.from_url(
@@ -114,6 +116,7 @@ class RedisStore(Store):
         self._chunk_size = chunk_size
         self._queue_records = queue_records
         self._max_records = max_records
+        self._jobs_kept = jobs_kept
         self._enqueue = self._redis.register_script(scripts.ENQUEUE.source)
         self._apply_next_chunk = self._redis.register_script(scripts.APPLY_NEXT_CHUNK.source)
         connect = functools.partial(open_connection, redis.connection.parse_url(url), timeout, verify_tls)
@@ -173,12 +176,12 @@ class RedisStore(Store):
         return None if raw is None else ujson.loads(raw)
 
     @_available
-    def put(self, key, value):
+    def put(self, key, value, check=None):
         country, indicator, year = key
         keys = record_keys(country, indicator)
+        arguments = [year, ujson.dumps(value), country, indicator, self._max_records]
         try:
-            created = self._run(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK],
-                                [year, ujson.dumps(value), country, indicator, self._max_records])
+            created = self._checked(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK], arguments, check)
         finally:
             self._forget(keys[0])
         if isinstance(created, list):  # [b"full", size]: nothing written
@@ -186,13 +189,25 @@ class RedisStore(Store):
         return created == 1
 
     @_available
-    def delete(self, key):
+    def delete(self, key, check=None):
         country, indicator, year = key
         keys = record_keys(country, indicator)
         try:
-            return self._run(scripts.DELETE, keys, [year, country, indicator]) == 1
+            return self._checked(scripts.DELETE, keys, [year, country, indicator], check) == 1
         finally:
             self._forget(keys[0])
+
+    def _checked(self, script, keys, arguments, check):
+        """The reply of a put or delete script, run once ``check`` passed on the value stored (when given):
+        the script writes only if that value is still the one stored, else this reads and checks again."""
+        while True:
+            if check is None:
+                return self._run(script, keys, arguments)
+            raw = self._shared.call("HGET", keys[0], arguments[0])
+            check(None if raw is None else ujson.loads(raw))
+            reply = self._run(script, keys, [*arguments, raw or ""])
+            if reply != [b"changed"]:
+                return reply
 
     def _run(self, script, keys, arguments):
         """A script's reply, through the shared connection."""
@@ -245,9 +260,9 @@ class RedisStore(Store):
         for start in range(0, len(records), size):
             chunks.append(encode_chunk(records[start:start + size]))
             let_io_run()  # encoding a large job is long work
-        job, pending, held, new = self._enqueue([BULK, JOBS, SIZE, REMAINING],
+        job, pending, held, new = self._enqueue([BULK, JOBS, SIZE, REMAINING, JOB_RECORDS],
                                                 [PREFIX, int(initial), len(records), self._queue_records,
-                                                 self._max_records, *chunks])
+                                                 self._max_records, self._jobs_kept, *chunks])
         if not job:
             if initial:
                 return None
@@ -281,6 +296,11 @@ class RedisStore(Store):
         fields = self._shared.call("HMGET", BULK, "latest_applied", "latest_total", "accepted", "applied",
                                      "records", "pending", "failed")
         return BulkStatus.of(*(int(field or 0) for field in fields))
+
+    @_available
+    def job_status(self, job):
+        reply = self._run(scripts.JOB_STATUS, [JOB_RECORDS, REMAINING], [job])
+        return JobStatus(reply[0].decode(), reply[1], reply[2]) if reply else None
 
     def wait_idle(self, timeout=None):
         """Every job accepted so far, by any worker, applied or given up on; False at once if Redis cannot
@@ -332,7 +352,8 @@ class RedisStore(Store):
     def _apply_one_chunk(self):
         """Apply the oldest job's next chunk. False when nothing is queued, or when the chunk failed and
         is to be tried again at the next wake-up; True when there may be more to apply now."""
-        outcome, *failure = self._apply_next_chunk([JOBS, BULK, SIZE, COUNTRIES, REMAINING, DEAD, DEAD_ERRORS],
+        outcome, *failure = self._apply_next_chunk([JOBS, BULK, SIZE, COUNTRIES, REMAINING, DEAD, DEAD_ERRORS,
+                                                    JOB_RECORDS],
                                                    [PREFIX, CHUNK_ATTEMPTS])
         if outcome == b"idle":
             return False

@@ -1,4 +1,4 @@
--- KEYS: jobs, bulk, size, countries, remaining, dead, dead errors; ARGV: prefix, attempts per chunk.
+-- KEYS: jobs, bulk, size, countries, remaining, dead, dead errors, job records; ARGV: prefix, attempts per chunk.
 -- Returns {'idle'} when nothing is queued, {'applied', records}, or, when the chunk failed,
 -- {'failed', job, attempt, error} to be tried again or {'dead', job, attempt, error} once given up on.
 local id = redis.call('LINDEX', KEYS[1], 0)
@@ -59,11 +59,15 @@ if chunk then
         end)
       end
     end
+    local remaining = tonumber(redis.call('HGET', KEYS[5], id) or 0)
+    if redis.call('HEXISTS', KEYS[8], id) == 1 then
+      redis.call('HSET', KEYS[8], id .. ':failed', redis.call('HGET', KEYS[8], id) - remaining)
+    end
     redis.call('RENAME', job, KEYS[6] .. ':' .. id)
     redis.call('RPUSH', KEYS[6], id)
     redis.call('HSET', KEYS[7], id, message)
     redis.call('LPOP', KEYS[1])
-    redis.call('HINCRBY', KEYS[2], 'pending', -tonumber(redis.call('HGET', KEYS[5], id) or 0))
+    redis.call('HINCRBY', KEYS[2], 'pending', -remaining)
     redis.call('HDEL', KEYS[5], id)
     redis.call('HDEL', KEYS[2], 'attempts')
     redis.call('HINCRBY', KEYS[2], 'failed', 1)

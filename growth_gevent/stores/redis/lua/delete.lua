@@ -1,4 +1,7 @@
--- KEYS: series, the country's indicators, countries, size. ARGV: year, country, indicator.
+-- KEYS: series, the country's indicators, countries, size. ARGV: year, country, indicator, and optionally
+-- the value expected stored ('' for none). Returns 1 for a record removed, 0 for none, {'changed'} when the
+-- value stored is not the one expected: nothing removed.
+if ARGV[4] and (redis.call('HGET', KEYS[1], ARGV[1]) or '') ~= ARGV[4] then return {'changed'} end
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DECR', KEYS[4])
 if redis.call('EXISTS', KEYS[1]) == 0 then

@@ -1,5 +1,5 @@
--- KEYS: bulk, jobs, size, remaining; ARGV: prefix, initial data (1 or 0), record count, queue bound, the
--- most records the store holds, chunk... Returns {job, pending, held, new}: job 0 when nothing was queued
+-- KEYS: bulk, jobs, size, remaining, job records; ARGV: prefix, initial data (1 or 0), record count, queue
+-- bound, the most records the store holds, the jobs whose records are kept, chunk... Returns {job, pending, held, new}: job 0 when nothing was queued
 -- (initial data not taken, the queue full, or the store: held + new past the most); pending the records
 -- accepted and not applied (this job's included), held those stored plus the new keys of the jobs waiting,
 -- new this job's new keys.
@@ -18,7 +18,7 @@ if ARGV[2] == '1' then
   end
 else
   if pending + count > tonumber(ARGV[4]) then return {0, pending, held, 0} end
-  for k = 6, #ARGV do
+  for k = 7, #ARGV do
     local groups = cjson.decode(ARGV[k])
     for g = 1, #groups, 3 do
       local name, fields, years = groups[g] .. '/' .. groups[g + 1], groups[g + 2], {}
@@ -38,9 +38,13 @@ else
 end
 local id = redis.call('HINCRBY', KEYS[1], 'accepted', 1)
 local job = p .. 'job:' .. id
-for k = 6, #ARGV do redis.call('RPUSH', job, ARGV[k]) end
+for k = 7, #ARGV do redis.call('RPUSH', job, ARGV[k]) end
 redis.call('RPUSH', KEYS[2], id)
 redis.call('HSET', KEYS[4], id, count)
+-- What job_status.lua reports on: the last jobs kept, each job's total (and records applied if it failed).
+local forgotten = id - tonumber(ARGV[6])
+redis.call('HSET', KEYS[5], id, count)
+redis.call('HDEL', KEYS[5], forgotten, forgotten .. ':failed')
 redis.call('HSET', KEYS[1], 'latest_total', count, 'latest_applied', 0)
 for name, years in pairs(new) do
   local fields = {}

@@ -1,7 +1,10 @@
 -- KEYS: series, the country's indicators, countries, size, the series' new keys counted by jobs waiting
--- (enqueue.lua), bulk. ARGV: year, value, country, indicator, the most records the store holds. Returns 1
--- for a record created, 0 for one replaced, or {'full', held} when the key is new, no job waiting counted
--- it, and the store holds its most already with the new keys of those jobs: nothing written (StoreFull).
+-- (enqueue.lua), bulk. ARGV: year, value, country, indicator, the most records the store holds, and
+-- optionally the value expected stored ('' for none). Returns 1 for a record created, 0 for one replaced,
+-- {'changed'} when the value stored is not the one expected, or {'full', held} when the key is new, no job
+-- waiting counted it, and the store holds its most already with the new keys of those jobs: nothing
+-- written for either (StoreFull).
+if ARGV[6] and (redis.call('HGET', KEYS[1], ARGV[1]) or '') ~= ARGV[6] then return {'changed'} end
 local held = tonumber(redis.call('GET', KEYS[4]) or 0) + tonumber(redis.call('HGET', KEYS[6], 'new') or 0)
 if held >= tonumber(ARGV[5]) and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
     and redis.call('HEXISTS', KEYS[5], ARGV[1]) == 0 then
