@@ -1,27 +1,18 @@
 """What tests/test_conditional.py tests, as clients see it from real processes: clients racing with If-Match
 lose no edit, a 304 goes over the socket with no body, a bulk job's Location answers across workers; a job
-given up on by Redis reports failed; and every test there that takes a store, again on Redis."""
-
-# ruff: noqa: F405 (names from tests/test_conditional.py)
+given up on by Redis reports failed."""
 
 import json
 import threading
 
-import pytest
-
 from growth_gevent.stores.base import FAILED, JobStatus
 from growth_gevent.testing import wait_for
-from tests.test_conditional import *  # noqa: F403
+from tests.test_conditional import RECORD_URL, SERIES_URL
 
 from redis_support import WAIT_SECONDS, open_store, queue_and_die, series_records
 
 CLIENTS = 4
 INCREMENTS = 25  # each client's: 100 read-modify-writes of one record, all together
-
-
-@pytest.fixture
-def live(servers, deployment):
-    return servers(**deployment)
 
 
 def request(server, method, path, body=None, headers=None):
