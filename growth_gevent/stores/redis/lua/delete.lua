@@ -1,6 +1,7 @@
--- KEYS: series, the country's indicators, countries, size. ARGV: year, country, indicator.
+-- KEYS: series, the country's indicators, countries, size, year ranges. ARGV: year, country, indicator.
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DECR', KEYS[4])
+redis.call('HDEL', KEYS[5], ARGV[2] .. '/' .. ARGV[3])
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('ZREM', KEYS[2], ARGV[3])
   if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end

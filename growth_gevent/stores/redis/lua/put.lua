@@ -1,5 +1,5 @@
 -- KEYS: series, the country's indicators, countries, size, the series' new keys counted by jobs waiting
--- (enqueue.lua), bulk. ARGV: year, value, country, indicator, the most records the store holds. Returns 1
+-- (enqueue.lua), bulk, year ranges. ARGV: year, value, country, indicator, the most records the store holds. Returns 1
 -- for a record created, 0 for one replaced, or {'full', held} when the key is new, no job waiting counted
 -- it, and the store holds its most already with the new keys of those jobs: nothing written (StoreFull).
 local held = tonumber(redis.call('GET', KEYS[4]) or 0) + tonumber(redis.call('HGET', KEYS[6], 'new') or 0)
@@ -10,6 +10,7 @@ end
 local created = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if created == 1 then
   redis.call('INCR', KEYS[4])
+  redis.call('HDEL', KEYS[7], ARGV[3] .. '/' .. ARGV[4])
   if redis.call('HDEL', KEYS[5], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[6], 'new', -1) end
   if redis.call('HLEN', KEYS[1]) == 1 then
     redis.call('ZADD', KEYS[2], 0, ARGV[4])
