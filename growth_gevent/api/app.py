@@ -8,11 +8,13 @@ import falcon
 from ..core.records import InvalidRecord
 from ..http.responses import RETRY_AFTER_SECONDS, message_body
 from ..ops.metrics import Metrics
-from ..stores.base import BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
+from ..stores.base import COUNTRY, INDICATOR, BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
 from . import resources, swagger_ui
 from .auth import RequireToken, configured_tokens
 from .body import BodyBudget, BulkParser
 from .cors import CORS
+from .export import Export
+from .facets import Facets
 
 # Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
 _YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")
@@ -55,6 +57,9 @@ def create_app(store, config):
     app.add_route("/api/v1/growth", resources.RecordCollection(store, bodies, max_body_bytes, bulk_parser))
     app.add_route("/api/v1/growth/post/status", resources.PostStatus(store))
     app.add_route("/api/v1/growth/size", resources.Size(store))
+    app.add_route("/api/v1/growth/export", Export(store))
+    app.add_route("/api/v1/growth/countries", Facets(store, COUNTRY))
+    app.add_route("/api/v1/growth/indicators", Facets(store, INDICATOR))
     app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
     app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",
                   resources.Record(store, bodies, min(max_body_bytes, MAX_UPDATE_BODY_BYTES)))
