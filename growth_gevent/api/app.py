@@ -12,6 +12,7 @@ from ..stores.base import COUNTRY, INDICATOR, BulkQueueFull, StoreFull, StoreUna
 from . import resources, swagger_ui
 from .auth import RequireToken, configured_tokens
 from .body import BodyBudget, BulkParser
+from .compression import Gzip
 from .cors import CORS
 from .export import Export
 from .facets import Facets
@@ -27,8 +28,9 @@ def create_app(store, config):
     tokens = configured_tokens(config)
     cors = CORS(config.cors_origins) if config.cors_origins else None
     guard = RequireToken(tokens) if tokens else None
-    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[each for each in (metrics, cors, guard) if each],
-                     response_type=Response)
+    # Listed last, gzip sees each answer first: the time it takes counts in the metrics.
+    app = falcon.App(media_type=falcon.MEDIA_JSON,
+                     middleware=[each for each in (metrics, cors, guard, Gzip()) if each], response_type=Response)
     app.req_options.strip_url_path_trailing_slash = True
     app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)
