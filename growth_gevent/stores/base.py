@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..core.records import Key, Number, Record
 
 # Records an export reads at a time: what one connection holds of them (a JSON page's worth, ~70 kB).
-EXPORT_BATCH_RECORDS = 1000
+EXPORT_BATCH_RECORDS = 250
 # What facets() counts by.
 COUNTRY = "country"
 INDICATOR = "indicator"

@@ -14,5 +14,6 @@ def test_redis_scripts_resumed_at_any_budget_answer_as_one(fresh, monkeypatch, b
     loaded(fresh, records)
     whole = (fresh.facets("country"), fresh.facets("indicator", country="C3"), exported(fresh))
     monkeypatch.setattr(redis_store, "SCAN_BUDGET", budget)
+    monkeypatch.setattr(redis_store, "EXPORT_SCAN_BUDGET", budget)
     assert (fresh.facets("country"), fresh.facets("indicator", country="C3"), exported(fresh)) == whole
     assert whole[2] == sorted(records)

@@ -63,6 +63,9 @@ FAILURE_LOG_WINDOW_SECONDS = 60.0
 # series costs about as much as reading that many years): a few ms of Redis time (docs/performance.md).
 SCAN_BUDGET = 10_000
 SCAN_SERIES_COST = 4
+# An export's scripts examine about a batch's worth: past a full batch a script goes on only counting
+# series, which an export does not need (the whole SCAN_BUDGET made each batch cost a scan of the store).
+EXPORT_SCAN_BUDGET = EXPORT_BATCH_RECORDS
 # How often an idle worker looks for queued jobs that no worker is applying (one script call).
 QUEUE_POLL_SECONDS = 1.0
 WAIT_POLL_SECONDS = 0.005
@@ -277,8 +280,8 @@ class RedisStore(Store):
     @_available
     def _records_script(self, given, room, resume, cursor):
         """One run of ``records.lua`` from after the series ``resume``: ``[page part, *resume]``."""
-        _, flat, *resume, _ = self._run(scripts.RECORDS, [], [PREFIX, *given, 0, room, *resume, SCAN_BUDGET,
-                                                               SCAN_SERIES_COST, *cursor])
+        _, flat, *resume, _ = self._run(scripts.RECORDS, [], [PREFIX, *given, 0, room, *resume,
+                                                               EXPORT_SCAN_BUDGET, SCAN_SERIES_COST, *cursor])
         return [flat, *resume]
 
     @_available
