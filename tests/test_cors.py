@@ -42,7 +42,8 @@ class TestListedOrigins:
     def test_an_answer_to_a_listed_origin_allows_it_and_exposes_our_headers(self, app):
         response = app.get("/api/v1/growth", headers={"Origin": ORIGIN})
         assert response.headers["Access-Control-Allow-Origin"] == ORIGIN
-        assert response.headers["Access-Control-Expose-Headers"] == "Retry-After, X-Request-ID, ETag"
+        assert response.headers["Access-Control-Expose-Headers"] == \
+            "Retry-After, X-Request-ID, ETag, X-Total-Count, Link"
         assert "Access-Control-Allow-Credentials" not in response.headers
         assert response.headers["Vary"] == "Accept, Origin"
 

@@ -13,7 +13,7 @@ import webtest
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.durability import journal as journal_module
-from growth_gevent.stores.base import WritesRefused
+from growth_gevent.stores.base import COUNTRY, INDICATOR, WritesRefused
 from growth_gevent.testing import holds_for, wait_for
 
 from recovering import opened
@@ -167,3 +167,65 @@ def test_the_api_answers_the_state_after_the_undo(store, fsync):
     fsync.fail_next = True
     fsync.allow()
     assert reader.get(timeout=5).json["Value"] == 1.0
+
+
+# The export and the facets, as every read.
+NEW_YEAR = 1990  # a record of KEY's series that the write in flight creates
+
+
+def exported(store, **filters):
+    return [record for batch in store.export(**filters) for record in batch]
+
+
+def creating(store, fsync):
+    writer = gevent.spawn(store.put, KEY[:2] + (NEW_YEAR,), 5.0)
+    fsync.wait_until_waiting()
+    return writer
+
+
+EXPORTS = {
+    "export": lambda store: dict(exported(store))[KEY],
+    "export of the series": lambda store: dict(exported(store, country="BRZ", indicator="NGDP_R"))[KEY],
+}
+
+
+@pytest.mark.parametrize("read", list(EXPORTS))
+def test_an_export_covering_a_write_in_flight_waits_for_its_fsync_and_shows_it(store, fsync, read):
+    in_flight(store, fsync, 2.0)
+    reader = gevent.spawn(EXPORTS[read], store)
+    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), 0.05)
+    fsync.allow()
+    assert reader.get(timeout=5) == 2.0
+
+
+def test_an_export_shows_the_value_before_a_write_whose_fsync_fails(store, fsync):
+    writer = in_flight(store, fsync, 2.0)
+    reader = gevent.spawn(EXPORTS["export"], store)
+    fsync.fail_next = True
+    fsync.allow()
+    assert reader.get(timeout=5) == 1.0
+    with pytest.raises(WritesRefused):
+        writer.get(timeout=5)
+
+
+@pytest.mark.parametrize("read", [
+    lambda store: exported(store, country="ARG"),
+    lambda store: exported(store, first=2003),
+    lambda store: store.facets(COUNTRY),  # a value replaced changes no count, no year range
+    lambda store: store.facets(INDICATOR, country="ARG"),
+], ids=["export of another country", "export of other years", "facets, of an update", "facets of another country"])
+def test_an_export_or_facets_that_cover_no_write_in_flight_do_not_wait(store, fsync, read):
+    in_flight(store, fsync, 2.0)
+    gevent.with_timeout(1, read, store)
+
+
+@pytest.mark.parametrize("by", [COUNTRY, INDICATOR])
+def test_facets_wait_for_a_record_created_in_flight_and_show_the_undo_when_it_fails(store, fsync, by):
+    writer = creating(store, fsync)
+    reader = gevent.spawn(store.facets, by)
+    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), 0.05)
+    fsync.fail_next = True
+    fsync.allow()
+    assert [facet[1:] for facet in reader.get(timeout=5)] == [(1, 1990, 1990), (1, 2002, 2002)]
+    with pytest.raises(WritesRefused):
+        writer.get(timeout=5)

@@ -8,11 +8,14 @@ import falcon
 from ..core.records import InvalidRecord
 from ..http.responses import RETRY_AFTER_SECONDS, message_body
 from ..ops.metrics import Metrics
-from ..stores.base import BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
+from ..stores.base import COUNTRY, INDICATOR, BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
 from . import resources, swagger_ui
 from .auth import RequireToken, configured_tokens
 from .body import BodyBudget, BulkParser
+from .compression import Gzip
 from .cors import CORS
+from .export import Export
+from .facets import Facets
 
 # Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
 _YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")
@@ -25,8 +28,9 @@ def create_app(store, config):
     tokens = configured_tokens(config)
     cors = CORS(config.cors_origins) if config.cors_origins else None
     guard = RequireToken(tokens) if tokens else None
-    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=[each for each in (metrics, cors, guard) if each],
-                     response_type=Response)
+    # Listed last, gzip sees each answer first: the time it takes counts in the metrics.
+    app = falcon.App(media_type=falcon.MEDIA_JSON,
+                     middleware=[each for each in (metrics, cors, guard, Gzip()) if each], response_type=Response)
     app.req_options.strip_url_path_trailing_slash = True
     app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)
@@ -57,6 +61,9 @@ def create_app(store, config):
     app.add_route(resources.JOB_STATUS_PATH, post_status)
     app.add_route(resources.JOB_STATUS_PATH + "/{job}", post_status, suffix="job")
     app.add_route("/api/v1/growth/size", resources.Size(store))
+    app.add_route("/api/v1/growth/export", Export(store))
+    app.add_route("/api/v1/growth/countries", Facets(store, COUNTRY))
+    app.add_route("/api/v1/growth/indicators", Facets(store, INDICATOR))
     app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
     app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",
                   resources.Record(store, bodies, min(max_body_bytes, MAX_UPDATE_BODY_BYTES)))

@@ -4,7 +4,7 @@ middleware, which also answers preflights from each route's Allow header."""
 import falcon
 
 # Response headers that scripts of an allowed origin may read besides the CORS-safelisted ones.
-EXPOSED_HEADERS = ("Retry-After", "X-Request-ID", "ETag")
+EXPOSED_HEADERS = ("Retry-After", "X-Request-ID", "ETag", "X-Total-Count", "Link")
 
 
 class CORS(falcon.CORSMiddleware):

@@ -132,8 +132,9 @@ def _value(text: str, row: int) -> int | float:
     return value
 
 
-def write(records: Sequence[tuple[Key, int | float]]) -> bytes:
-    """The CSV body of ``records`` (``(key, value)`` pairs): the header, then a row each. Values are
+def write(records: Sequence[tuple[Key, int | float]], header: bool = True) -> bytes:
+    """The CSV body of ``records`` (``(key, value)`` pairs): the header (unless ``header`` is False: a
+    batch of an export after its first), then a row each. Values are
     written as ujson writes them in the JSON body (shortest round-trip form), names quoted where RFC 4180
     needs it.
 
@@ -143,7 +144,7 @@ def write(records: Sequence[tuple[Key, int | float]]) -> bytes:
     quoted: dict[str, str] = {}
     # One C call writes every value as the JSON does; numbers hold no commas.
     values = ujson.dumps([value for _, value in records])[1:-1].split(",") if records else []
-    rows = [HEADER]
+    rows = [HEADER] if header else []
     for ((country, indicator, year), _), value in zip(records, values, strict=True):
         country = quoted.get(country) or _quote(quoted, country)
         indicator = quoted.get(indicator) or _quote(quoted, indicator)

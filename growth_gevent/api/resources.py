@@ -187,6 +187,8 @@ class RecordCollection:
         total, page = self._store.records(country and country.upper(), indicator and indicator.upper(),
                                           first, last, offset, limit + 1, after)
         resp.vary = ("Accept",)
+        # The total, where a CSV page has no room for it (GitHub's and PostgREST's header).
+        resp.set_header("X-Total-Count", str(total))
         next_page = None
         if len(page) > limit:
             page = page[:limit]

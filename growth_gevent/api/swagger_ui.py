@@ -12,6 +12,7 @@ import pathlib
 import falcon
 import swagger_ui_bundle
 
+from .compression import accepts_gzip
 from .conditional import etag_of, send_tagged
 
 PAGE_PATH = "/docs"
@@ -74,7 +75,7 @@ class _File:
 
     def send(self, req: falcon.Request, resp: falcon.Response, cache_control: str) -> None:
         resp.cache_control = (cache_control,)
-        gzipped = self.gzipped is not None and _accepts_gzip(req.get_header("Accept-Encoding") or "")
+        gzipped = self.gzipped is not None and accepts_gzip(req.get_header("Accept-Encoding") or "")
         if self.gzipped is not None:
             resp.vary = ("Accept-Encoding",)
         # Each encoding is a representation of its own, with an ETag of its own (RFC 9110, 8.8.3).
@@ -84,18 +85,6 @@ class _File:
         if gzipped:
             resp.set_header("Content-Encoding", "gzip")
         resp.data = self.gzipped if gzipped else self.data
-
-
-def _accepts_gzip(accept_encoding: str) -> bool:
-    """Whether an Accept-Encoding header takes gzip: named, or else ``*``, with a q-value above 0."""
-    qualities = {}
-    for coding in accept_encoding.lower().split(","):
-        name, _, parameters = coding.partition(";")
-        try:
-            qualities[name.strip()] = float(parameters.partition("q=")[2].strip() or 1)
-        except ValueError:  # a malformed q-value: not an acceptance
-            qualities[name.strip()] = 0.0
-    return qualities.get("gzip", qualities.get("*", 0.0)) > 0
 
 
 class Page:

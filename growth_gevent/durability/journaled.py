@@ -102,8 +102,23 @@ class JournaledStore(MemoryStore):
             return MemoryStore.records(self, country, indicator, first, last, offset, limit, after)
 
         def covers(key, _):  # every write in the filter's range: it may move the page, and it counts in the total
-            return ((country is None or key[0] == country) and (indicator is None or key[1] == indicator)
-                    and _within(key[2], first, last))
+            return _matches(key, country, indicator, first, last)
+        return read() if not self._in_flight else self._durable(read, covers)
+
+    def _export_batch(self, country, indicator, first, last, after):
+        def read():
+            return MemoryStore._export_batch(self, country, indicator, first, last, after)
+
+        def covers(key, _):  # a write after the batches sent, in the filter's range: it may be in this one
+            return _matches(key, country, indicator, first, last) and (after is None or key > after)
+        return read() if not self._in_flight else self._durable(read, covers)
+
+    def facets(self, by, country=None, indicator=None):
+        def read():
+            return MemoryStore.facets(self, by, country, indicator)
+
+        def covers(key, sized):  # a record created or removed: a value replaced changes no count, no range
+            return sized and _matches(key, country, indicator)
         return read() if not self._in_flight else self._durable(read, covers)
 
     def submit_bulk(self, records, initial=False):
@@ -247,6 +262,12 @@ class JournaledStore(MemoryStore):
         self.changes += 1
         if self.on_journal_failure is not None:
             self.on_journal_failure()
+
+
+def _matches(key, country, indicator, first=None, last=None):
+    """Whether ``key`` is one that a read of these filters (None: any) covers."""
+    return ((country is None or key[0] == country) and (indicator is None or key[1] == indicator)
+            and _within(key[2], first, last))
 
 
 def _within(year, first, last):

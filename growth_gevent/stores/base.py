@@ -5,10 +5,18 @@ finite JSON numbers. A store knows nothing of HTTP.
 """
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..core.records import Key, Number, Record
+
+# Records an export reads at a time: what one connection holds of them (a JSON page's worth, ~70 kB).
+EXPORT_BATCH_RECORDS = 250
+# What facets() counts by.
+COUNTRY = "country"
+INDICATOR = "indicator"
+# A facet: a name, its records, its first and last year.
+Facet = tuple[str, int, int, int]
 
 IDLE = "idle"
 IN_PROGRESS = "in progress"
@@ -55,6 +63,23 @@ class JobStatus:
     state: str
     applied: int
     total: int
+
+
+def add_to_facet(totals: dict[str, list[int]], name: str, records: int, first: int, last: int) -> None:
+    """Count ``records`` from year ``first`` to ``last`` in ``name``'s facet (``totals``: name -> [records,
+    first year, last year])."""
+    counts = totals.get(name)
+    if counts is None:
+        totals[name] = [records, first, last]
+    else:
+        counts[0] += records
+        counts[1] = min(counts[1], first)
+        counts[2] = max(counts[2], last)
+
+
+def facet_list(totals: dict[str, list[int]]) -> list[Facet]:
+    """The facets ``totals`` counts, in code point order of their names."""
+    return [(name, records, first, last) for name, (records, first, last) in sorted(totals.items())]
 
 
 class StoreUnavailable(Exception):
@@ -132,6 +157,21 @@ class Store(abc.ABC):
         matches everything. ``after``, a key, starts the page strictly after it (``offset`` then counts
         from there), at about the cost of a first page, however deep; ``total`` still counts every match.
         """
+
+    @abc.abstractmethod
+    def export(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+               last: int | None = None) -> Iterator[list[Record]]:
+        """Every record that :meth:`records` would count, in its order, in batches of at most
+        EXPORT_BATCH_RECORDS, none empty, each read when it is asked for: what one holds is bounded whatever
+        the store's size. Each batch starts after the last key of the one before, so a write shows in it
+        if it was made before it was read and sorts after that key (a cursor's paging, without the total)."""
+
+    @abc.abstractmethod
+    def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
+        """``[(name, records, first year, last year), ...]`` of every country (``by`` COUNTRY) or indicator
+        (INDICATOR) that has records, in code point order, of the records of ``country`` and ``indicator``
+        where given. From what the store keeps per series (its count, its year range once known), not by
+        reading its records."""
 
     @abc.abstractmethod
     def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:

@@ -4,7 +4,17 @@ import bisect
 import logging
 
 from .applier import BulkApplier
-from .base import JOBS_KEPT, BulkQueueFull, Store, StoreFull, WritesRefused
+from .base import (
+    COUNTRY,
+    EXPORT_BATCH_RECORDS,
+    JOBS_KEPT,
+    BulkQueueFull,
+    Store,
+    StoreFull,
+    WritesRefused,
+    add_to_facet,
+    facet_list,
+)
 
 log = logging.getLogger("growth_gevent")
 
@@ -44,6 +54,9 @@ class MemoryStore(Store):
         self._initial_data_taken = False
         self._snapshots = None  # what snapshot_status() answers, once snapshots started
         self._refusal = None  # why writes are refused, or None
+        # (country, indicator) -> (first year, last year) of the series, for facets(): filled when asked
+        # for, dropped by a write that adds or removes one of its years (a value replaced changes neither).
+        self._year_ranges = {}
         self.changes = 0
 
     def get(self, key):
@@ -70,6 +83,8 @@ class MemoryStore(Store):
             self._size += 1
             if self._new_keys:
                 self._new_keys.pop(key, None)
+            if self._year_ranges:
+                self._year_ranges.pop((country, indicator), None)
         self.changes += 1
         return created
 
@@ -87,6 +102,8 @@ class MemoryStore(Store):
         series = indicators.get(indicator, _NOTHING)
         if series.pop(year, None) is None:
             return False
+        if self._year_ranges:
+            self._year_ranges.pop((country, indicator), None)
         if not series:
             del indicators[indicator]
             if not indicators:
@@ -134,6 +151,55 @@ class MemoryStore(Store):
                 for year in (sorted(series) if years is None else years)[start:start + limit - len(page)]:
                     page.append(((country_name, indicator_name, year), series[year]))
         return total, page
+
+    def export(self, country=None, indicator=None, first=None, last=None):
+        after = None
+        while True:
+            batch = self._export_batch(country, indicator, first, last, after)
+            if batch:
+                yield batch
+            if len(batch) < EXPORT_BATCH_RECORDS:
+                return
+            after = batch[-1][0]
+
+    def _export_batch(self, country, indicator, first, last, after):
+        """The next batch after the key ``after`` (from the first record when None), read in one step."""
+        countries = self._countries
+        batch = []
+        country_names = sorted(countries) if country is None else [country]
+        if after is not None:
+            country_names = country_names[bisect.bisect_left(country_names, after[0]):]
+        for country_name in country_names:
+            indicators = countries.get(country_name, _NOTHING)
+            indicator_names = sorted(indicators) if indicator is None else [indicator]
+            if after is not None and country_name == after[0]:
+                indicator_names = indicator_names[bisect.bisect_left(indicator_names, after[1]):]
+            for indicator_name in indicator_names:
+                series = indicators.get(indicator_name, _NOTHING)
+                years = _years_in(series, first, last)
+                if after is not None and (country_name, indicator_name) == after[:2]:
+                    years = years[bisect.bisect_right(years, after[2]):]
+                for year in years[:EXPORT_BATCH_RECORDS - len(batch)]:
+                    batch.append(((country_name, indicator_name, year), series[year]))
+                if len(batch) == EXPORT_BATCH_RECORDS:
+                    return batch
+        return batch
+
+    def facets(self, by, country=None, indicator=None):
+        countries = self._countries
+        ranges = self._year_ranges
+        totals = {}
+        for country_name in countries if country is None else [country]:
+            indicators = countries.get(country_name, _NOTHING)
+            for indicator_name in indicators if indicator is None else [indicator]:
+                series = indicators.get(indicator_name)
+                if not series:
+                    continue
+                years = ranges.get((country_name, indicator_name))
+                if years is None:
+                    years = ranges[(country_name, indicator_name)] = (min(series), max(series))
+                add_to_facet(totals, country_name if by == COUNTRY else indicator_name, len(series), *years)
+        return facet_list(totals)
 
     def copy(self):
         """A consistent copy, ``{country: {indicator: {year: value}}}``, taken in one step.
@@ -235,6 +301,7 @@ class MemoryStore(Store):
     def _apply_chunk(self, chunk):
         countries = self._countries
         counted = self._new_keys
+        ranges = self._year_ranges
         added = 0
         for key, value in chunk:
             country, indicator, year = key
@@ -250,6 +317,8 @@ class MemoryStore(Store):
                 added += 1
                 if counted:  # stored now: counted by size
                     counted.pop(key, None)
+                if ranges:
+                    ranges.pop((country, indicator), None)
         self._size += added
         self.changes += 1
 

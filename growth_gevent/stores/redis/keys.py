@@ -5,6 +5,8 @@
 - ``growth:i:{COUNTRY}``: sorted set of the country's indicators (all scores 0: ordered by name)
 - ``growth:countries``: sorted set of the countries that have records
 - ``growth:size``: how many records there are
+- ``growth:years``: hash, ``{COUNTRY}/{INDICATOR}`` -> ``"{first} {last}"``, the series' year range, written
+  by the facets script when it needs one, dropped by every write that adds or removes a year of the series
 - ``growth:jobs``: accepted bulk jobs, oldest first; ``growth:job:{N}``: the chunks of job N not yet
   applied, each a JSON array ``[country, indicator, ["year", "value", ...], ...]``: consecutive records
   of one series are one group, written with one ``HSET``; numbers are JSON strings of their JSON text,
@@ -34,6 +36,7 @@ PREFIX = "growth:"
 SERIES_PREFIX = PREFIX + "s:"
 COUNTRIES = PREFIX + "countries"
 SIZE = PREFIX + "size"
+YEAR_RANGES = PREFIX + "years"
 JOBS = PREFIX + "jobs"
 BULK = PREFIX + "bulk"
 REMAINING = PREFIX + "remaining"

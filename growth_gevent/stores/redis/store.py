@@ -20,7 +20,19 @@ from redis.retry import Retry
 
 from ...core.logs import ThrottledLog
 from ...core.loop import let_io_run
-from ..base import JOBS_KEPT, BulkQueueFull, BulkStatus, JobStatus, Store, StoreFull, StoreUnavailable
+from ..base import (
+    COUNTRY,
+    EXPORT_BATCH_RECORDS,
+    JOBS_KEPT,
+    BulkQueueFull,
+    BulkStatus,
+    JobStatus,
+    Store,
+    StoreFull,
+    StoreUnavailable,
+    add_to_facet,
+    facet_list,
+)
 from . import scripts
 from .cache import ReadCache
 from .connection import open_connection
@@ -35,6 +47,7 @@ from .keys import (
     PREFIX,
     REMAINING,
     SIZE,
+    YEAR_RANGES,
     encode_chunk,
     new_keys_key,
     record_keys,
@@ -53,6 +66,9 @@ FAILURE_LOG_WINDOW_SECONDS = 60.0
 # series costs about as much as reading that many years): a few ms of Redis time (docs/performance.md).
 SCAN_BUDGET = 10_000
 SCAN_SERIES_COST = 4
+# An export's scripts examine about a batch's worth: past a full batch a script goes on only counting
+# series, which an export does not need (the whole SCAN_BUDGET made each batch cost a scan of the store).
+EXPORT_SCAN_BUDGET = EXPORT_BATCH_RECORDS
 # How often an idle worker looks for queued jobs that no worker is applying (one script call).
 QUEUE_POLL_SECONDS = 1.0
 WAIT_POLL_SECONDS = 0.005
@@ -181,7 +197,8 @@ class RedisStore(Store):
         keys = record_keys(country, indicator)
         arguments = [year, ujson.dumps(value), country, indicator, self._max_records]
         try:
-            created = self._checked(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK], arguments, check)
+            created = self._checked(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK, YEAR_RANGES],
+                                    arguments, check)
         finally:
             self._forget(keys[0])
         if isinstance(created, list):  # [b"full", size]: nothing written
@@ -193,7 +210,7 @@ class RedisStore(Store):
         country, indicator, year = key
         keys = record_keys(country, indicator)
         try:
-            return self._checked(scripts.DELETE, keys, [year, country, indicator], check) == 1
+            return self._checked(scripts.DELETE, [*keys, YEAR_RANGES], [year, country, indicator], check) == 1
         finally:
             self._forget(keys[0])
 
@@ -252,6 +269,51 @@ class RedisStore(Store):
                      for k in range(0, len(flat), 4)]
             if not resume[0]:
                 return total, page
+
+    def export(self, country=None, indicator=None, first=None, last=None):
+        """Batches read by the list's script (``records.lua``), each from the series before the one of the
+        last key sent (``resume``) and after that key (the cursor), so that a batch costs what a page after a
+        cursor costs, without reading again the series before it; a script stops at SCAN_BUDGET, and the
+        next one resumes where it stopped until the batch is full or the records run out."""
+        given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
+        cursor, resume = ["", "", "", ""], ("", "")
+        # The series of the last key read, and the one before it: where the next batch's first script resumes.
+        series = before = ("", "")
+        batch = []
+        while True:
+            flat, *resume = self._records_script(given, EXPORT_BATCH_RECORDS - len(batch), resume, cursor)
+            for k in range(0, len(flat), 4):
+                key = (flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2]))
+                if key[:2] != series:
+                    series, before = key[:2], series
+                batch.append((key, ujson.loads(flat[k + 3])))
+            if len(batch) == EXPORT_BATCH_RECORDS:  # a script goes on counting: its resume says nothing then
+                yield batch
+                cursor, resume, batch = ["1", *batch[-1][0]], before, []
+            elif not resume[0]:
+                if batch:
+                    yield batch
+                return
+
+    @_available
+    def _records_script(self, given, room, resume, cursor):
+        """One run of ``records.lua`` from after the series ``resume``: ``[page part, *resume]``."""
+        _, flat, *resume, _ = self._run(scripts.RECORDS, [], [PREFIX, *given, 0, room, *resume,
+                                                               EXPORT_SCAN_BUDGET, SCAN_SERIES_COST, *cursor])
+        return [flat, *resume]
+
+    @_available
+    def facets(self, by, country=None, indicator=None):
+        totals = {}
+        resume = ""
+        while True:
+            rows, resume = self._run(scripts.FACETS, [], [PREFIX, country or "", indicator or "", resume, SCAN_BUDGET])
+            for k in range(0, len(rows), 5):
+                add_to_facet(totals, (rows[k] if by == COUNTRY else rows[k + 1]).decode(), rows[k + 2], rows[k + 3],
+                             rows[k + 4])
+            if not resume:
+                return facet_list(totals)
+            resume = resume.decode()
 
     @_available
     def submit_bulk(self, records, initial=False):

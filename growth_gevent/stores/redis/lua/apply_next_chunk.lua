@@ -27,7 +27,10 @@ local function apply(chunk)
     local country, indicator, fields = r[k], r[k + 1], r[k + 2]
     local series = p .. 's:' .. country .. '/' .. indicator
     local new = redis.call('HSET', series, unpack(fields))
-    if new > 0 then redis.call('INCRBY', KEYS[3], new) end
+    if new > 0 then
+      redis.call('INCRBY', KEYS[3], new)
+      redis.call('HDEL', p .. 'years', country .. '/' .. indicator)
+    end
     if counting then forget_new_keys(country, indicator, fields, nil) end
     -- Indexed every time, not only when the series is new: a chunk applied again after a failure
     -- finds its records there already, and must still index them.

@@ -1,0 +1,96 @@
+"""``GET /api/v1/growth/export``: every record that the list's filters match, in its order, streamed.
+
+The store reads a batch at a time (``Store.export``) and each is written and sent before the next is read,
+so that an export holds one batch of records, whatever the store's size, and a client that reads slowly
+holds its connection's send buffer and no more (the greenlet waits in ``sendall``). Between batches the
+greenlet yields, so that other requests are answered while exports run.
+"""
+
+import falcon
+import ujson
+
+from ..core.loop import let_io_run
+from ..core.records import as_record
+from . import csv_format
+from .resources import _integer, _query, _year_range
+
+NDJSON = "application/x-ndjson"
+PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "format"})
+# What an export can be answered as, the default first: client_prefers() picks the first of equals.
+REPRESENTATIONS = (falcon.MEDIA_JSON, csv_format.MEDIA_TYPE, NDJSON)
+FORMATS = {"json": falcon.MEDIA_JSON, "csv": csv_format.MEDIA_TYPE, "ndjson": NDJSON}
+CSV_FILENAME = "growth.csv"
+
+
+class Export:
+    def __init__(self, store):
+        self._store = store
+
+    def on_get(self, req, resp):
+        params = _query(req, PARAMETERS)
+        first, last = _year_range(params, _integer(params, "year"))
+        media_type = _representation(req, params)
+        country, indicator = params.get("country"), params.get("indicator")
+        batches = self._store.export(country and country.upper(), indicator and indicator.upper(), first, last)
+        # Read before the answer starts: a store that cannot answer is a 503, not a cut-off body.
+        opening = next(batches, [])
+        resp.vary = ("Accept",)
+        if media_type == csv_format.MEDIA_TYPE:
+            resp.content_type = csv_format.CONTENT_TYPE
+            resp.set_header("Content-Disposition", f'attachment; filename="{CSV_FILENAME}"')
+            resp.stream = _csv(opening, batches)
+        elif media_type == NDJSON:
+            resp.content_type = NDJSON
+            resp.stream = _ndjson(opening, batches)
+        else:
+            resp.stream = _json_array(opening, batches)
+
+    on_head = on_get
+
+
+def _representation(req, params):
+    """``format=``, else what Accept prefers, else JSON."""
+    chosen = params.get("format")
+    if chosen is not None:
+        if chosen not in FORMATS:
+            raise falcon.HTTPBadRequest(description=f"format must be {', '.join(sorted(FORMATS)[:-1])} or "
+                                                    f"{sorted(FORMATS)[-1]}")
+        return FORMATS[chosen]
+    return req.client_prefers(REPRESENTATIONS) or falcon.MEDIA_JSON
+
+
+def _batches(opening, batches):
+    """The batches, the one already read first, yielding to the loop before each next one is read."""
+    if opening:
+        yield opening
+    for batch in batches:
+        let_io_run()
+        yield batch
+
+
+def _json_array(opening, batches):
+    separator = b"["
+    for batch in _batches(opening, batches):
+        yield separator + _json_items(batch)
+        separator = b","
+    yield b"]" if separator == b"," else b"[]"
+
+
+def _ndjson(opening, batches):
+    for batch in _batches(opening, batches):
+        yield "".join([_dumps(as_record(key, value)) + "\n" for key, value in batch]).encode()
+
+
+def _json_items(batch):
+    """The records of ``batch`` as the items of a JSON array, without its brackets, as the list writes them."""
+    return _dumps([as_record(key, value) for key, value in batch])[1:-1].encode()
+
+
+def _dumps(document):
+    return ujson.dumps(document, escape_forward_slashes=False)
+
+
+def _csv(opening, batches):
+    yield csv_format.HEADER.encode()
+    for batch in _batches(opening, batches):
+        yield csv_format.write(batch, header=False)
