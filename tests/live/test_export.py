@@ -1,17 +1,14 @@
 """What tests/test_export.py tests, where it takes a process: pandas reading the export and the CSV pages of a
-live server, and a client that decodes gzip, on one process and on two workers over Redis; and every test
-there that takes a store, again on Redis."""
-
-# ruff: noqa: F405 (names from tests/test_export.py)
+live server, and a client that decodes gzip, on one process and on two workers over Redis."""
 
 import gzip
+import io
 import urllib.request
 
 import pandas
 import pytest
 
 from scripts.generate_data import generate
-from tests.test_export import *  # noqa: F403
 
 from support import two_workers_on_redis
 

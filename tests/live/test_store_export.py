@@ -1,11 +1,9 @@
-"""The tests of tests/test_store_export.py, again on Redis (tests/live/conftest.py)."""
-
-# ruff: noqa: F405 (names from tests/test_store_export.py)
+"""The Redis store's export and facets, when its scripts are resumed at any budget."""
 
 import pytest
 
 from growth_gevent.stores.redis import store as redis_store
-from tests.test_store_export import *  # noqa: F403
+from tests.test_store_export import EXPORT_BATCH_RECORDS, exported, loaded
 
 
 @pytest.mark.parametrize("budget", [1, 3, 50])
