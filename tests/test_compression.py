@@ -14,7 +14,6 @@ from support import load
 GZIP = {"Accept-Encoding": "gzip"}
 
 
-
 @pytest.fixture
 def raw(client, shared_app):
     """A client of the test's app that leaves Content-Encoding as sent (WebTest decodes gzip)."""
@@ -82,3 +81,38 @@ def test_an_asset_encoded_by_its_resource_is_left_alone(raw):
         response = raw.simulate_get("/docs/swagger-ui-bundle.js", headers=headers)
         assert response.headers["Vary"] == "Accept-Encoding"
     assert gzip.decompress(raw.simulate_get("/docs/swagger-ui-bundle.js", headers=GZIP).content) == response.content
+
+
+class TestETagOfGzip:
+    """A gzipped answer is another representation: its tag is the weak form of the identity one (nginx's
+    rule), so that If-None-Match (compared weakly) revalidates either, and If-Match (compared strongly)
+    never takes a gzipped answer's tag as the record's."""
+
+    URL = "/api/v1/growth/countries"
+
+    @pytest.fixture
+    def tags(self, client, raw, store):
+        load(client, store, [{"Country": f"C{n:03}", "Indicator": "NGDP_R", "Value": n, "Year": 2000}
+                             for n in range(40)])  # facets of over 1 kB
+        plain = raw.simulate_get(self.URL)
+        gzipped = raw.simulate_get(self.URL, headers=GZIP)
+        assert (plain.headers.get("Content-Encoding"), gzipped.headers["Content-Encoding"]) == (None, "gzip")
+        return plain.headers["ETag"], gzipped.headers["ETag"]
+
+    def test_differs_from_the_identity_tag_as_its_weak_form(self, tags):
+        plain, gzipped = tags
+        assert not plain.startswith("W/")
+        assert gzipped == f"W/{plain}"
+
+    @pytest.mark.parametrize("encoding", ["gzip", "identity"])
+    @pytest.mark.parametrize("which", [0, 1])
+    def test_either_tag_revalidates_with_the_tag_the_answer_would_carry(self, raw, tags, encoding, which):
+        again = raw.simulate_get(self.URL, headers={"If-None-Match": tags[which], "Accept-Encoding": encoding})
+        assert again.status_code == 304 and again.content == b""
+        assert again.headers["ETag"] == tags[encoding == "gzip"]
+        assert "Accept-Encoding" in again.headers["Vary"]
+
+    def test_a_changed_facet_changes_both(self, raw, store, tags):
+        store.put(("C000", "NGDP_R", 2001), 1)
+        for tag in tags:
+            assert raw.simulate_get(self.URL, headers={"If-None-Match": tag, **GZIP}).status_code == 200

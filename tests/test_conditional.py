@@ -30,7 +30,8 @@ def quoted(tag):
 
 class TestETag:
     @pytest.mark.parametrize("url", [RECORD_URL, SERIES_URL, "/api/v1/growth", "/api/v1/growth?format=csv",
-                                     f"{SERIES_URL}?format=csv", "/openapi.json"])
+                                     f"{SERIES_URL}?format=csv", "/openapi.json", "/api/v1/growth/countries",
+                                     "/api/v1/growth/indicators", "/api/v1/growth/countries?indicator=NGDP_R"])
     def test_if_none_match_with_the_etag_answers_304_without_a_body(self, client, url):
         put(client, RECORD_URL, {"value": 1.5}, 201)
         response = client.get(url)

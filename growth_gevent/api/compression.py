@@ -30,26 +30,35 @@ def accepts_gzip(accept_encoding: str) -> bool:
 
 
 class Gzip:
-    """The falcon middleware."""
+    """The falcon middleware. A gzipped answer carries the weak form of its ETag, as nginx's gzip does: a
+    representation of its own (RFC 9110 §8.8.3), which If-None-Match (compared weakly) still revalidates
+    and If-Match (compared strongly) never takes for the identity one. A 304 carries the tag and Vary the
+    200 would have."""
 
     def process_response(self, req, resp, resource, req_succeeded):
         stream = resp.stream
         if "Accept-Encoding" in (resp.get_header("Vary") or ""):  # a resource that encodes its own answers
             return
+        data = resp.data
         if stream is None:
-            data = resp.data
-            if data is None or len(data) < GZIP_AT_LEAST_BYTES:
+            size = len(data) if data is not None else getattr(resp.context, "withheld_bytes", 0)
+            if size < GZIP_AT_LEAST_BYTES:
                 return
         if resp.get_header("Content-Encoding") is not None:  # it says its own Vary
             return
         resp.append_header("Vary", "Accept-Encoding")
         if not accepts_gzip(req.get_header("Accept-Encoding") or ""):
             return
-        resp.set_header("Content-Encoding", "gzip")
-        if stream is None:
-            resp.data = gzip.compress(data, GZIP_LEVEL, mtime=0)
-        else:
+        etag = resp.get_header("ETag")
+        if etag is not None and not etag.startswith("W/"):
+            resp.set_header("ETag", f"W/{etag}")
+        if stream is not None:
             resp.stream = _gzipped(stream)
+        elif data is None:  # a 304
+            return
+        else:
+            resp.data = gzip.compress(data, GZIP_LEVEL, mtime=0)
+        resp.set_header("Content-Encoding", "gzip")
 
 
 def _gzipped(chunks):

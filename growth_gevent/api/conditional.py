@@ -11,8 +11,8 @@ ETAG_DIGITS = 20
 
 def etag_of(body: bytes, headers: bytes = b"") -> str:
     """The strong ETag (unquoted) of a representation: its body, and what it sends in ``headers`` that a
-    change should show (a CSV page's total and next link). A compressed form is another representation:
-    it needs a tag of its own (this one with ``-gzip`` appended)."""
+    change should show (a CSV page's total and next link). A gzipped form is another representation: the
+    gzip middleware sends it with this tag's weak form."""
     digest = hashlib.sha256(body)
     if headers:
         digest.update(headers)
@@ -27,6 +27,8 @@ def send_tagged(req: falcon.Request, resp: falcon.Response, etag: str) -> bool:
     if "HTTP_IF_NONE_MATCH" not in req.env or not names(req.if_none_match, etag, weakly=True):
         return False
     resp.status = falcon.HTTP_304
+    # What the 200 would have sent, for the gzip middleware to give the 304 the 200's ETag and Vary.
+    resp.context.withheld_bytes = len(resp.data or b"")
     resp.data = None
     resp.content_type = None  # no content, so no type of it (a CSV answer set one)
     return True

@@ -2,6 +2,7 @@
 with its count and year range (``Store.facets``), each list filtered by the other name."""
 
 from ..stores.base import COUNTRY, INDICATOR
+from .conditional import tag_body
 from .resources import _json, _query
 
 # The field that names each item, as a record names it; the others are ``records``, ``from`` and ``to``
@@ -25,5 +26,6 @@ class Facets:
         facets = self._store.facets(self._by, **{self._filter: name})
         _json(resp, {"items": [{self._field: name, "records": records, "from": first, "to": last}
                                for name, records, first, last in facets]})
+        tag_body(req, resp)
 
     on_head = on_get
