@@ -65,8 +65,10 @@ def test_a_bad_flag_value_names_the_setting_and_the_flag_and_serves_nothing(capl
 
 
 def test_load_is_the_upload_command():
-    args = parse_command_line(["load", "data.json", "--url", "http://h:1/"])
-    assert (args.command, args.file, args.url, args.timeout) == ("load", "data.json", "http://h:1", 300.0)
+    args = parse_command_line(["load", "data.json", "more.csv", "--url", "http://h:1/"])
+    assert (args.command, args.files, args.url, args.timeout) == ("load", ["data.json", "more.csv"], "http://h:1",
+                                                                  300.0)
+    assert (args.format, args.token, args.concurrency) == (None, None, 4)
 
 
 DOCKER_STOP_GRACE_SECONDS = 10  # docker stop's default -t
