@@ -14,6 +14,7 @@ import pytest
 
 from growth_gevent.testing import LiveServer
 from growth_gevent.upload import PLAIN_STEPS
+from scripts.benchmark import uploads
 from scripts.generate_data import generate
 from tests.test_upload import *  # noqa: F403
 
@@ -228,3 +229,18 @@ def assert_refused_by_the_server(result, status, message):
     assert status in result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.serial  # the bench's servers and uploads: seconds of both CPUs
+def test_the_bench_of_uploads_times_every_concurrency_on_both_deployments(monkeypatch):
+    monkeypatch.setattr(uploads, "FILE_RECORDS", 500)
+    result = uploads.measure_uploads(runs=1, count=3)
+    assert list(result) == [uploads.MEMORY, uploads.REDIS_TWO_WORKERS]
+    for by_concurrency in result.values():
+        assert list(by_concurrency) == list(uploads.CONCURRENCIES)
+        assert by_concurrency[1]["speedup"] == 1.0
+        assert all(figures["seconds"] > 0 and figures["server_cpu_seconds"] > 0 for figures in by_concurrency.values())
+    assert result[uploads.REDIS_TWO_WORKERS][1]["redis_cpu_seconds"] > 0
+    lines = uploads.upload_lines(result, 3)
+    assert lines[0].startswith("growth-gevent load of 3 files")
+    assert len(lines) == 1 + 2 * len(uploads.CONCURRENCIES)
