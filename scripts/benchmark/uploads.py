@@ -1,18 +1,17 @@
 """Uploads (issue 26): ten 1 MB bulk files with ``growth-gevent load``, one after another (``--concurrency 1``)
 against the default 4 at once and all ten at once, each round timed from the command's start to its exit (every
 file applied), on one in-memory worker and on two workers over Redis. The rounds are interleaved, so that noise
-hits every way alike; the figures are medians, with the server's (and Redis's) CPU time per round. Alone:
+hits every way alike; the figures are medians, with the server's (and Redis's) CPU time per round:
 
-    .venv/bin/python -m scripts.benchmark.uploads [--runs 5] [--files 10]
+    ./scripts/bench --uploads [--runs 5]
 """
 
-import argparse
 import contextlib
 import json
 import pathlib
+import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -23,6 +22,7 @@ from .procfs import LOAD_CPU, cpu_seconds, on_cpu
 from .servers import SERVICE, start, url
 
 FILE_RECORDS = 14_150  # 1.0 MB as one line of JSON, as the 3 MB file is
+FILES = 10
 CONCURRENCIES = (1, 4, 10)
 MEMORY, REDIS_TWO_WORKERS = "memory, 1 worker", "redis, 2 workers"
 
@@ -38,16 +38,24 @@ def make_files(folder, count):
 
 
 def time_load(server, paths, concurrency, redis_pid):
-    """One ``load`` of every file: its seconds, and the CPU seconds of the server's processes and of Redis."""
+    """One ``load`` of every file: its seconds, and the CPU seconds of the server's processes, of Redis and
+    of the ``load`` command."""
     pids = (server.process.pid, redis_pid)
     cpu_before = [cpu_seconds(pid) for pid in pids]
+    client_before = _children_cpu_seconds()
     started = time.perf_counter()
     with on_cpu(LOAD_CPU):
         subprocess.run([*SERVICE, "load", *map(str, paths), "--url", url(server), "--concurrency", str(concurrency)],
                        check=True, capture_output=True)
     elapsed = time.perf_counter() - started
     server_cpu, redis_cpu = (cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True))
-    return {"seconds": elapsed, "server_cpu_seconds": server_cpu, "redis_cpu_seconds": redis_cpu}
+    return {"seconds": elapsed, "server_cpu_seconds": server_cpu, "redis_cpu_seconds": redis_cpu,
+            "client_cpu_seconds": _children_cpu_seconds() - client_before}
+
+
+def _children_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the bench's own children: the load commands
+    return usage.ru_utime + usage.ru_stime
 
 
 def measure_uploads(runs, count):
@@ -81,18 +89,7 @@ def upload_lines(result, count):
         for concurrency, figures in by_concurrency.items():
             lines.append(f"  {label}, --concurrency {concurrency:>2}: {figures['seconds']:.2f} s "
                          f"({figures['speedup']:.2f} × one after another), server CPU "
-                         f"{figures['server_cpu_seconds']:.2f} s, Redis CPU {figures['redis_cpu_seconds']:.2f} s")
+                         f"{figures['server_cpu_seconds']:.2f} s, Redis CPU {figures['redis_cpu_seconds']:.2f} s, "
+                         f"load's CPU {figures['client_cpu_seconds']:.2f} s")
     return lines
 
-
-def main():
-    parser = argparse.ArgumentParser(prog="python -m scripts.benchmark.uploads", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--files", type=int, default=10)
-    args = parser.parse_args()
-    print("\n".join(upload_lines(measure_uploads(args.runs, args.files), args.files)), file=sys.stdout)
-
-
-if __name__ == "__main__":
-    main()
