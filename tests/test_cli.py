@@ -18,7 +18,7 @@ def test_help_lists_the_commands_and_exits_0(capsys):
     out = capsys.readouterr().out
     assert out.startswith("usage: growth-gevent [-h] [--version] COMMAND ...")
     assert re.search(r"^ +serve +serve the API \(the default\)$", out, re.M)
-    assert re.search(r"^ +load +upload a bulk file and wait until it is applied$", out, re.M)
+    assert re.search(r"^ +load +upload bulk files and wait until they are applied$", out, re.M)
     assert re.search(r"^ +check +verify a snapshot and its journal \(read-only unless --repair\)$", out, re.M)
 
 
