@@ -59,28 +59,27 @@ def add_arguments(parser):
 def run(args):
     """Upload ``args.files`` to ``args.url``, ``args.concurrency`` at once; the exit code: 0 every file
     loaded, 1 none, 3 some (stderr names the others), 2 a file unreadable (nothing sent) or a usage error."""
-    bulk_files = []
     for path in args.files:
         try:
-            with open(path, "rb") as bulk_file:
-                bulk_files.append((path, bulk_file.read(), args.format or format_of(path)))
+            open(path, "rb").close()  # only opened: each file is read when its upload starts (_read)
         except OSError as error:
-            print(f"error: cannot read {path}: {error.strerror or error}", file=sys.stderr)
+            print(f"error: {_cannot_read(path, error)}", file=sys.stderr)
             return UNREADABLE
     token = args.token or os.environ.get(TOKEN_VARIABLE, "").strip()
-    several = len(bulk_files) > 1
+    several = len(args.files) > 1
 
-    def attempt(bulk_file):
-        path, body, file_format = bulk_file
+    def attempt(path):
         try:
-            return load(args.url, body, file_format, token, args.timeout, label=path if several else "")
+            return load(args.url, _read(path), args.format or format_of(path), token, args.timeout,
+                        label=path if several else "")
         except LoadFailed as error:
             return error
 
-    outcomes = gevent.pool.Pool(args.concurrency).map(attempt, bulk_files)
-    loaded = [(path, outcome) for (path, _, _), outcome in zip(bulk_files, outcomes, strict=True)
+    # Only --concurrency files are held in memory at once, however many are given.
+    outcomes = gevent.pool.Pool(args.concurrency).map(attempt, args.files)
+    loaded = [(path, outcome) for path, outcome in zip(args.files, outcomes, strict=True)
               if not isinstance(outcome, LoadFailed)]
-    for (path, _, _), outcome in zip(bulk_files, outcomes, strict=True):
+    for path, outcome in zip(args.files, outcomes, strict=True):
         if isinstance(outcome, LoadFailed):
             print(f"error: {path}: {outcome}", file=sys.stderr)
         elif several:
@@ -95,7 +94,19 @@ def run(args):
     records = sum(count for _, count in loaded)
     print(f"loaded {records} records" + (f" from {len(loaded)} files" if several else "")
           + f" (status {state}, size {size})")
-    return LOADED if len(loaded) == len(bulk_files) else SOME_FAILED
+    return LOADED if len(loaded) == len(args.files) else SOME_FAILED
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as bulk_file:
+            return bulk_file.read()
+    except OSError as error:
+        raise LoadFailed(_cannot_read(path, error)) from None
+
+
+def _cannot_read(path, error):
+    return f"cannot read {path}: {error.strerror or error}"
 
 
 def format_of(path):

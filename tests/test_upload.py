@@ -165,3 +165,17 @@ def test_the_token_is_the_flags_else_the_environments(service, flag, environ, se
     (b"Country,Indicator,Value,Year\n", "csv", 0)])
 def test_records_are_counted_in_the_file_as_the_server_reads_it(body, file_format, records):
     assert upload.count_records(body, file_format) == records
+
+
+def test_each_file_is_read_when_its_upload_starts_so_only_concurrency_files_are_held(service, tmp_path, capsys,
+                                                                                     monkeypatch):
+    first, second = bulk_files(tmp_path, 2)
+
+    def post_then_remove_the_second(method, base_url, path, body=None, headers=()):
+        if method == "POST" and os.path.exists(second):
+            os.remove(second)  # after the check that every file can be read, before its upload reads it
+        return service.request(method, base_url, path, body, headers)
+
+    monkeypatch.setattr(upload, "_request", post_then_remove_the_second)
+    assert run_load(first, second, "--concurrency", "1") == 3
+    assert f"error: {second}: cannot read {second}: No such file or directory" in capsys.readouterr().err

@@ -239,9 +239,10 @@ def test_the_bench_of_uploads_times_every_concurrency_on_both_deployments(monkey
     for by_concurrency in result.values():
         assert list(by_concurrency) == list(uploads.CONCURRENCIES)
         assert by_concurrency[1]["speedup"] == 1.0
-        assert all(figures["seconds"] > 0 and figures["server_cpu_seconds"] > 0 and figures["client_cpu_seconds"] > 0
-                   for figures in by_concurrency.values())
-    assert result[uploads.REDIS_TWO_WORKERS][1]["redis_cpu_seconds"] > 0
+        assert all(figures["seconds"] > 0 and figures["client_cpu_seconds"] > 0 for figures in by_concurrency.values())
+        # CPU time comes in clock ticks (10 ms): a row of small files may take less than one.
+        assert sum(figures["server_cpu_seconds"] for figures in by_concurrency.values()) > 0
+    assert sum(figures["redis_cpu_seconds"] for figures in result[uploads.REDIS_TWO_WORKERS].values()) > 0
     lines = uploads.upload_lines(result, 3)
     assert lines[0].startswith("growth-gevent load of 3 files")
     assert len(lines) == 1 + 2 * len(uploads.CONCURRENCIES)
