@@ -1,3 +1,5 @@
 """growth-gevent: the growth-figures REST challenge on gevent + falcon + ujson."""
 
-__version__ = "0.1.0"
+from .core.version import __version__
+
+__all__ = ["__version__"]

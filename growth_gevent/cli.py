@@ -1,5 +1,5 @@
 """The command line: ``serve`` (the default: read the settings once, build the store and the app, serve),
-``load`` (upload a bulk file) and ``check`` (verify a snapshot and its journal). The environment is the
+``load`` (upload bulk files) and ``check`` (verify a snapshot and its journal). The environment is the
 one source of settings; each of them has a ``serve`` flag too, made from ``config.SETTINGS``, which
 overrides it."""
 
@@ -74,8 +74,10 @@ def command_line() -> argparse.ArgumentParser:
         serve_parser.add_argument(flag(setting), dest=setting.env, metavar=_METAVARS.get(setting.type, "VALUE"),
                                   help=_flag_help(setting))
     upload.add_arguments(commands.add_parser(
-        "load", help="upload a bulk file and wait until it is applied",
-        description="Upload a bulk file and wait until it is applied."))
+        "load", help="upload bulk files and wait until they are applied",
+        description="Upload bulk files, JSON or CSV, several at once, and wait until each is applied. Exit 0: "
+                    "every file loaded; 1: none; 3: some (stderr names the others); 2: a usage error or a file "
+                    "that cannot be read, nothing sent."))
     check.add_arguments(commands.add_parser(
         "check", help="verify a snapshot and its journal (read-only unless --repair)",
         description="Verify a snapshot and its journal segments, as redis-check-rdb and redis-check-aof do: say "

@@ -334,7 +334,7 @@ class Config:
         if self.store_url is not None and missing:
             raise ConfigError(f"GROWTH_STORE names a Redis server, but the Redis client ({', '.join(missing)}) "
                               "is not installed here: the Docker image's default target is the in-memory "
-                              "store only, build it with --target redis; else pip install -r requirements.txt")
+                              "store only, build it with --target redis; else pip install 'growth-gevent[redis]'")
 
 
 def _settings() -> tuple[Setting, ...]:

@@ -18,7 +18,7 @@ def test_help_lists_the_commands_and_exits_0(capsys):
     out = capsys.readouterr().out
     assert out.startswith("usage: growth-gevent [-h] [--version] COMMAND ...")
     assert re.search(r"^ +serve +serve the API \(the default\)$", out, re.M)
-    assert re.search(r"^ +load +upload a bulk file and wait until it is applied$", out, re.M)
+    assert re.search(r"^ +load +upload bulk files and wait until they are applied$", out, re.M)
     assert re.search(r"^ +check +verify a snapshot and its journal \(read-only unless --repair\)$", out, re.M)
 
 
@@ -65,8 +65,10 @@ def test_a_bad_flag_value_names_the_setting_and_the_flag_and_serves_nothing(capl
 
 
 def test_load_is_the_upload_command():
-    args = parse_command_line(["load", "data.json", "--url", "http://h:1/"])
-    assert (args.command, args.file, args.url, args.timeout) == ("load", "data.json", "http://h:1", 300.0)
+    args = parse_command_line(["load", "data.json", "more.csv", "--url", "http://h:1/"])
+    assert (args.command, args.files, args.url, args.timeout) == ("load", ["data.json", "more.csv"], "http://h:1",
+                                                                  300.0)
+    assert (args.format, args.token, args.concurrency) == (None, None, 4)
 
 
 DOCKER_STOP_GRACE_SECONDS = 10  # docker stop's default -t

@@ -1,11 +1,18 @@
 """/metrics counts real requests, in the Prometheus text format."""
 
+import os
+import platform
+import time
+
 import pytest
 import webtest
+from prometheus_client.multiprocess import mark_process_dead
 from prometheus_client.parser import text_string_to_metric_families
 
+from growth_gevent import __version__
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
+from growth_gevent.ops.metrics import MULTIPROCESS_DIR_VARIABLE, SharedTally
 
 from support import WAIT_SECONDS, applier_paused, load, memory_store, post_records
 
@@ -105,3 +112,46 @@ def test_writes_refused_and_the_last_snapshot_are_reported():
     metrics = samples(client)
     assert metrics[("growth_writes_refused", ())] == 0
     assert metrics[("growth_snapshot_last_success_timestamp_seconds", ())] == 1700000000.5
+
+
+# The process and the build, as prometheus-client's ProcessCollector and a build-info gauge show them.
+
+PROCESS_METRICS = ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                   "process_start_time_seconds", "process_open_fds", "process_max_fds")
+
+
+def test_this_processs_cpu_memory_and_descriptors_are_reported(client):
+    metrics = samples(client)
+    for name in PROCESS_METRICS:
+        assert metrics[(name, ())] > 0, name  # one process: no label
+    assert metrics[("process_start_time_seconds", ())] <= time.time()
+    assert metrics[("process_resident_memory_bytes", ())] > 10 * 2**20
+
+
+def test_the_build_info_names_the_version_python_and_store(client, store_kind):
+    metrics = samples(client)
+    build = [labels for name, labels in metrics if name == "growth_build_info"]
+    assert build == [(("python", platform.python_version()), ("store", store_kind), ("version", __version__))]
+    assert metrics[("growth_build_info", build[0])] == 1
+
+
+def test_under_several_workers_each_live_workers_process_is_reported_with_its_pid(store, tmp_path, monkeypatch):
+    """A worker's Metrics, in the supervisor's folder; the process that runs pytest's parent stands for a
+    second worker, writing its own files there as a worker does."""
+    monkeypatch.setenv(MULTIPROCESS_DIR_VARIABLE, str(tmp_path))
+    client = webtest.TestApp(create_app(store, Config()))
+    other = os.getppid()
+    SharedTally(str(tmp_path), pid=other)
+
+    metrics = samples(client)
+    assert metrics[("growth_workers", ())] == 2
+    for name in PROCESS_METRICS:
+        assert {dict(labels)["pid"] for sample, labels in metrics if sample == name} == {str(os.getpid()), str(other)}
+    assert metrics[("process_start_time_seconds", (("pid", str(other)),))] \
+        <= metrics[("process_start_time_seconds", (("pid", str(os.getpid())),))]
+
+    mark_process_dead(other, str(tmp_path))  # what the supervisor does when a worker exits
+    metrics = samples(client)
+    assert metrics[("growth_workers", ())] == 1
+    assert {dict(labels)["pid"] for sample, labels in metrics if sample == "process_cpu_seconds_total"} \
+        == {str(os.getpid())}

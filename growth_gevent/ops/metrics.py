@@ -1,4 +1,5 @@
-"""Prometheus metrics: requests by route and status, latency, records stored, bulk loading, snapshots.
+"""Prometheus metrics: requests by route and status, latency, records stored, bulk loading, snapshots, the
+process (prometheus-client's ProcessCollector) and the build.
 
 prometheus-client writes the exposition format; the counting on the request path is ours. One process
 counts in plain dicts and lists (one event loop thread, nothing to lock), where the library's counter and
@@ -6,24 +7,31 @@ histogram objects take a lock per update and cost several microseconds a request
 (WEB_CONCURRENCY) count into prometheus-client's multiprocess files instead: the supervisor sets
 PROMETHEUS_MULTIPROC_DIR to a folder of its own for them, each worker writes its counts to its files there
 as it counts, and whichever worker a scrape reaches reads every worker's, so that each scrape shows the
-service's totals rather than one worker's.
+service's totals rather than one worker's. The process metrics cannot be added up that way (a dead
+worker's memory is not the service's): each worker marks itself live there (a ``livesum`` gauge, removed
+by the supervisor when the worker exits), and a scrape reads every live worker's from /proc, labelled
+with its pid.
 """
 
 import bisect
 import glob
 import os
+import platform
+import re
 import time
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
     HistogramMetricFamily,
+    Metric,
 )
 from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.utils import floatToGoString
 
+from ..core.version import __version__
 from ..durability.journal import FSYNC_BUCKETS
 from ..stores.base import StoreUnavailable
 
@@ -38,6 +46,9 @@ REQUESTS_HELP = "HTTP requests answered, by route, method and status"
 REQUEST_LABELS = ("route", "method", "status")
 LATENCY = "growth_http_request_duration_seconds"
 LATENCY_HELP = "Time to answer a request, by route"
+WORKERS = "growth_workers"
+WORKERS_HELP = "Worker processes serving (WEB_CONCURRENCY's, those being restarted not counted)"
+_LIVE_WORKER_FILE = re.compile(r"gauge_livesum_(\d+)\.db$")
 _BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 _FSYNC_BOUNDS = [*map(floatToGoString, FSYNC_BUCKETS), "+Inf"]
 _STARTED = "growth_gevent.started"
@@ -59,6 +70,10 @@ class ProcessTally:
         histogram[bisect.bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         histogram[-1] += elapsed
 
+    def processes(self):
+        """This process's CPU, memory and descriptors."""
+        return ProcessCollector(registry=None).collect()
+
     def families(self):
         requests = CounterMetricFamily(REQUESTS, REQUESTS_HELP, labels=REQUEST_LABELS)
         for (route, method, status), count in sorted(self._requests.items()):
@@ -76,11 +91,14 @@ class SharedTally(ProcessTally):
     pid check its value class takes per update (one thread; no fork once serving; docs/performance.md). A
     scrape merges every worker's files, those of workers that exited included, so totals never go down."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, pid=None):
         super().__init__()
-        pid = os.getpid()
+        pid = os.getpid() if pid is None else pid
         self._counters = MmapedDict(os.path.join(directory, f"counter_{pid}.db"))
         self._histograms = MmapedDict(os.path.join(directory, f"histogram_{pid}.db"))
+        # This worker is live while its file is there: the supervisor removes it (mark_process_dead).
+        MmapedDict(os.path.join(directory, f"gauge_livesum_{pid}.db")).write_value(
+            mmap_key(WORKERS, WORKERS, (), (), WORKERS_HELP), 1.0, 0.0)
         self._directory = directory
         self._request_keys = {}  # (route, method, status) -> its key in the files
         self._latency_keys = {}  # route -> [key per bucket..., key of the sum of seconds]
@@ -105,6 +123,17 @@ class SharedTally(ProcessTally):
         self._histograms.write_value(keys[bucket], histogram[bucket], 0.0)
         self._histograms.write_value(keys[-1], histogram[-1], 0.0)
 
+    def processes(self):
+        """Every live worker's CPU, memory and descriptors, labelled with its pid."""
+        merged = {}
+        for path in sorted(glob.glob(os.path.join(self._directory, "gauge_livesum_*.db"))):
+            pid = _LIVE_WORKER_FILE.search(path).group(1)
+            for family in ProcessCollector(pid=lambda pid=pid: pid, registry=None).collect():
+                into = merged.setdefault(family.name, Metric(family.name, family.documentation, family.type))
+                for sample in family.samples:
+                    into.add_sample(sample.name, {**sample.labels, "pid": pid}, sample.value)
+        return merged.values()
+
     def families(self):
         return MultiProcessCollector.merge(glob.glob(os.path.join(self._directory, "*.db")))
 
@@ -114,6 +143,9 @@ class Metrics:
 
     def __init__(self, store):
         self._store = store
+        self._build = GaugeMetricFamily("growth_build_info", "1, labelled with the version, Python and store running",
+                                        labels=["version", "python", "store"])
+        self._build.add_metric([__version__, platform.python_version(), _store_name(store)], 1)
         # Read where prometheus-client's value class reads it: set by the supervisor for its workers only.
         multiprocess_dir = os.environ.get(MULTIPROCESS_DIR_VARIABLE)
         self._tally = ProcessTally() if multiprocess_dir is None else SharedTally(multiprocess_dir)
@@ -137,6 +169,8 @@ class Metrics:
     def collect(self):
         """What a scrape reads; the store's figures are read now, so requests pay nothing for them."""
         yield from self._tally.families()
+        yield from self._tally.processes()
+        yield self._build
         yield GaugeMetricFamily("growth_writes_refused",
                                 "1 while writes are refused after a failed snapshot or journal write",
                                 value=0 if self._store.writes_refused() is None else 1)
@@ -168,6 +202,11 @@ class Metrics:
                                   value=status.records_applied)
         yield GaugeMetricFamily("growth_bulk_records_waiting", "Records accepted by bulk loads and not yet "
                                 "applied (GROWTH_BULK_QUEUE_RECORDS bounds them)", value=status.records_waiting)
+
+
+def _store_name(store):
+    # By its module: importing the Redis store's class would import redis-py, which a base install lacks.
+    return "redis" if type(store).__module__.startswith("growth_gevent.stores.redis") else "memory"
 
 
 def _cumulative(histogram, bounds=_BOUNDS):

@@ -47,6 +47,7 @@ from .scenarios import (
     REDIS_WORKERS,
 )
 from .servers import CEILING, load, settle, start
+from .uploads import FILES, measure_uploads, upload_lines
 
 
 def main():
@@ -59,9 +60,15 @@ def main():
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "bench-results")
     parser.add_argument("--journal", action="store_true",
                         help="measure only what the journal costs (scripts/benchmark/journal.py)")
+    parser.add_argument("--uploads", action="store_true",
+                        help="measure only `growth-gevent load` of ten 1 MB files one after another against at once "
+                             "(scripts/benchmark/uploads.py)")
     parser.add_argument("--update-docs", action="store_true",
                         help="write the tables and the targets into docs/performance.md between its bench markers")
     args = parser.parse_args()
+    if args.uploads:
+        print("\n".join(upload_lines(measure_uploads(args.runs, FILES), FILES)))
+        return
     make_data_files()
     payload = DATA_3MB.read_bytes()
     if args.journal:
