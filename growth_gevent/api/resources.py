@@ -8,6 +8,8 @@ import falcon
 import ujson
 
 from ..core.records import InvalidRecord, as_record, check_name, check_year, make_key, parse_value_update
+from ..http.responses import RETRY_AFTER_SECONDS
+from ..stores.base import StoreUnavailable
 from . import csv_format
 from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
 from .cursor import InvalidCursor, decode_cursor, encode_cursor
@@ -44,13 +46,17 @@ class Ping:
 
 class Ready:
     """``/ready``: readiness, for a load balancer or a HEALTHCHECK: 200 while the store answers, 503
-    (StoreUnavailable, mapped in app.py) while it cannot be reached. ``/ping`` is liveness only."""
+    saying why while it cannot be reached (Redis down, failing over). ``/ping`` is liveness only."""
 
     def __init__(self, store):
         self._store = store
 
     def on_get(self, req, resp):
-        self._store.size()  # one round trip on Redis
+        try:
+            self._store.size()  # one round trip on Redis
+        except StoreUnavailable as error:
+            raise falcon.HTTPServiceUnavailable(description=f"not ready: {error}",
+                                                retry_after=RETRY_AFTER_SECONDS) from None
         _json(resp, {"msg": "ready"})
 
     on_head = on_get
