@@ -182,7 +182,8 @@ def open_store(config: Config) -> Store:
     store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
                        queue_records=config.bulk_queue_records, max_records=config.max_records,
-                       cache_stale_seconds=config.redis_cache_stale_seconds)
+                       cache_stale_seconds=config.redis_cache_stale_seconds,
+                       min_replicas=config.redis_min_replicas, replica_timeout=config.redis_replica_timeout)
     try:
         store.ping()
     except StoreUnavailable as error:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .durability.journal import FSYNC_POLICIES
 
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://", "rediss+sentinel://")
 # What the Redis store imports; the Docker image's default target leaves them out.
 REDIS_CLIENT = ("redis", "hiredis")
 _TRUE = ("1", "on", "true", "yes")
@@ -56,6 +56,10 @@ DEFAULT_REDIS_POOL_SIZE = 8
 DEFAULT_REDIS_TIMEOUT = 2.0
 DEFAULT_REDIS_TLS_VERIFY = True
 DEFAULT_REDIS_CACHE_STALE_SECONDS = 0.1
+DEFAULT_REDIS_MIN_REPLICAS = 0
+# A replica on the same network confirms within a millisecond or two; well below GROWTH_REDIS_TIMEOUT,
+# since the worker's other commands wait behind a WAIT on its connection.
+DEFAULT_REDIS_REPLICA_TIMEOUT = 0.5
 # A token short enough to guess is no access control; `secrets.token_urlsafe(32)` gives 43 characters.
 MIN_API_TOKEN_CHARS = 16
 
@@ -284,7 +288,8 @@ class Config:
         "browsers keep to same-origin calls")
     store_url: str | None = setting(  # which store: None for the in-memory one, else Redis's URL
         "GROWTH_STORE", memory_or_redis_url, None,
-        "`memory`, a Redis URL (`redis://host:port/db`, `rediss://`, `unix://`), or `redis` for the URL in "
+        "`memory`, a Redis URL (`redis://host:port/db`, `rediss://`, `unix://`; behind Sentinel "
+        "`redis+sentinel://host:port,host:port/SERVICE/db`, `rediss+sentinel://`), or `redis` for the URL in "
         "`REDIS_URL` (see [Scale-out](#scale-out-redis-and-several-workers))", reads=REDIS_URL)
     workers: int = setting("WEB_CONCURRENCY", integer(1), DEFAULT_WORKERS,
                            "worker processes on the one port; more than 1 needs Redis")
@@ -302,6 +307,14 @@ class Config:
         "GROWTH_REDIS_CACHE_STALE_SECONDS", seconds(), DEFAULT_REDIS_CACHE_STALE_SECONDS,
         "how stale a record read served from a worker's cache may be: it misses no write acknowledged more "
         "than this many seconds before it; `0`: no cache, every read asks Redis")
+    redis_min_replicas: int = setting(
+        "GROWTH_REDIS_MIN_REPLICAS", integer(0), DEFAULT_REDIS_MIN_REPLICAS,
+        "replicas that must confirm a write (Redis's `WAIT`) before it is acknowledged, so that a failover "
+        "loses none; unconfirmed in time: `503` (the write may still be applied)")
+    redis_replica_timeout: float = setting(
+        "GROWTH_REDIS_REPLICA_TIMEOUT", seconds(positive=True), DEFAULT_REDIS_REPLICA_TIMEOUT,
+        "with `GROWTH_REDIS_MIN_REPLICAS`, seconds a write waits for the replicas to confirm it; below "
+        "`GROWTH_REDIS_TIMEOUT`")
 
     @classmethod
     def from_env(cls, environ: Environ) -> "Config":
@@ -330,6 +343,10 @@ class Config:
         if self.store_url is not None and self.snapshot_path:
             raise ConfigError("GROWTH_SNAPSHOT is for the in-memory store; with GROWTH_STORE=redis, "
                               "persistence is Redis's own (RDB or AOF)")
+        if self.redis_min_replicas and self.redis_replica_timeout >= self.redis_timeout:
+            raise ConfigError(f"GROWTH_REDIS_REPLICA_TIMEOUT={self.redis_replica_timeout:g} must be below "
+                              f"GROWTH_REDIS_TIMEOUT={self.redis_timeout:g}: a worker's other commands wait behind "
+                              "the replicas' confirmation")
         missing = [name for name in REDIS_CLIENT if importlib.util.find_spec(name) is None]
         if self.store_url is not None and missing:
             raise ConfigError(f"GROWTH_STORE names a Redis server, but the Redis client ({', '.join(missing)}) "

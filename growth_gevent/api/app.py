@@ -94,8 +94,9 @@ def _invalid_record(req, resp, error, params):
 
 
 def _store_unavailable(req, resp, error, params):
-    raise falcon.HTTPServiceUnavailable(description="the store is unavailable, retry later",
-                                        retry_after=RETRY_AFTER_SECONDS)
+    # A store may say more, for the client: what a failed write may still have done.
+    description = getattr(error, "client_message", "the store is unavailable, retry later")
+    raise falcon.HTTPServiceUnavailable(description=description, retry_after=RETRY_AFTER_SECONDS)
 
 
 def _bulk_queue_full(req, resp, error, params):

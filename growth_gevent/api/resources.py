@@ -8,7 +8,8 @@ import falcon
 import ujson
 
 from ..core.records import InvalidRecord, as_record, check_name, check_year, make_key, parse_value_update
-from ..stores.base import JOBS_KEPT
+from ..http.responses import RETRY_AFTER_SECONDS
+from ..stores.base import JOBS_KEPT, StoreUnavailable
 from . import csv_format
 from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
 from .conditional import etag_of, send_tagged, tag_body, write_check
@@ -54,7 +55,7 @@ class Ping:
 
 class Ready:
     """``/ready``: readiness, for a load balancer or a HEALTHCHECK: 200 while the store answers, 503
-    (StoreUnavailable, mapped in app.py) while it cannot be reached, and 503 naming the cause while writes
+    saying why while it cannot be reached (Redis down, failing over), and 503 naming the cause while writes
     are refused (a snapshot or the journal failed: a disk full), though reads go on: a write sent there
     would not be kept. ``/ping`` is liveness only."""
 
@@ -62,7 +63,11 @@ class Ready:
         self._store = store
 
     def on_get(self, req, resp):
-        self._store.size()  # one round trip on Redis
+        try:
+            self._store.size()  # one round trip on Redis
+        except StoreUnavailable as error:
+            raise falcon.HTTPServiceUnavailable(description=f"not ready: {error}",
+                                                retry_after=RETRY_AFTER_SECONDS) from None
         refused = self._store.writes_refused()
         _json(resp, {"msg": refused or "ready"}, falcon.HTTP_200 if refused is None else falcon.HTTP_503)
 

@@ -48,7 +48,8 @@ def open_redis_store(url, **options):
                               "chunk_size": defaults.bulk_chunk_records, "queue_records": defaults.bulk_queue_records,
                               "max_records": defaults.max_records,
                               "cache_stale_seconds": defaults.redis_cache_stale_seconds,
-                              "verify_tls": defaults.redis_tls_verify, **options})
+                              "verify_tls": defaults.redis_tls_verify, "min_replicas": defaults.redis_min_replicas,
+                              "replica_timeout": defaults.redis_replica_timeout, **options})
 
 
 class RedisServer:

@@ -12,6 +12,7 @@ from growth_gevent.testing import RedisServer
 from scripts import benchmark
 
 from .data import DATA_3MB, DATA_500KB, DATA_LARGE, ROOT, make_data_files
+from .failover import failover_lines, measure_failover
 from .journal import journal_lines, journal_targets, measure_journal
 from .measure import (
     measure,
@@ -63,6 +64,9 @@ def main():
     parser.add_argument("--uploads", action="store_true",
                         help="measure only `growth-gevent load` of ten 1 MB files one after another against at once "
                              "(scripts/benchmark/uploads.py)")
+    parser.add_argument("--failover", action="store_true",
+                        help="measure only Redis behind Sentinel: PUTs with GROWTH_REDIS_MIN_REPLICAS=0 and 1, and "
+                             "a kill -9 of the primary (scripts/benchmark/failover.py)")
     parser.add_argument("--update-docs", action="store_true",
                         help="write the tables and the targets into docs/performance.md between its bench markers")
     args = parser.parse_args()
@@ -73,6 +77,8 @@ def main():
     payload = DATA_3MB.read_bytes()
     if args.journal:
         return journal_only(payload, args)
+    if args.failover:
+        return failover_only(args)
     # 1000 connections (wrk's row, k6's soak) need as many descriptors in the servers, which inherit this.
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
 
@@ -129,6 +135,15 @@ def journal_only(payload, args):
         update_docs(lines, targets, f"Measured {time.strftime('%Y-%m-%d')} with `./scripts/bench --journal "
                                     f"--update-docs` on {machine()}:", marker="journal bench")
         print("updated the journal's figures in docs/performance.md")
+
+
+def failover_only(args):
+    lines = failover_lines(measure_failover(args.runs, args.seconds))
+    print("\n" + "\n".join(lines))
+    if args.update_docs:
+        update_docs(lines, [], f"Measured {time.strftime('%Y-%m-%d')} with `./scripts/bench --failover "
+                               f"--update-docs` on {machine()}:", marker="failover bench")
+        print("updated the failover figures in docs/performance.md")
 
 
 if __name__ == "__main__":

@@ -87,6 +87,11 @@ class ReadCache:
         """The worker wrote to the series: what is cached of it is no longer true."""
         self._series.pop(series_key, None)
 
+    def reset(self) -> None:
+        """The primary changed: the new one may lack what the old one sent it last, so what is cached is
+        dropped, and the connection made again (to the new one)."""
+        self._disconnect()
+
     def close(self) -> None:
         gevent.killall(self._greenlets)
         if self._connection is not None:

@@ -6,6 +6,10 @@ since the last one, no persistence everything. The store cannot change that (man
 refuses CONFIG), so it reads the settings and says what they mean, once per Redis run in this process
 tree (workers are forked after the first process has said it).
 
+With replicas and Sentinel, a failover to a replica loses the writes the old primary had not yet sent
+it, unless each write waited for replicas (``GROWTH_REDIS_MIN_REPLICAS``, WAIT): the start-up log gives
+the table of what each replica count and ``appendfsync`` lose in which failure, the setup's own row marked.
+
 Redis losing its data (restarted without persistence, or with its files lost; flushed) is noticed with
 a marker: a key holding a random token, set when absent. A marker that changed or vanished since the
 last check means the keys written before are gone; the run id (INFO) tells a restart from a flush.
@@ -28,6 +32,28 @@ log = logging.getLogger("growth_gevent")
 _said_for_runs = set()  # run ids of the Redis servers whose persistence was said, in this process tree
 
 
+# What each failure loses of the acknowledged writes, by appendfsync ("off": appendonly no) and by whether
+# writes wait for a replica.
+_CRASH_LOSS = {"always": "nothing", "everysec": "up to ~1 s", "no": "up to ~30 s (the OS's flush)",
+               "off": "all since the last RDB save"}
+_FAILOVER_LOSS = {False: "what was not yet replicated (ms; more if a replica lags)", True: "nothing acknowledged"}
+_LOSS_COLUMNS = ("primary crashes, restarts", "fails over to a replica", "every node crashes at once")
+
+
+def loss_table(min_replicas: int, fsync: str | None) -> str:
+    """The table of what acknowledged writes each failure loses, by GROWTH_REDIS_MIN_REPLICAS (0, or 1 and
+    more) and appendfsync; the row of ``min_replicas`` and ``fsync`` (None: unknown) marked."""
+    rows = [("MIN_REPLICAS", "appendfsync", *_LOSS_COLUMNS)]
+    marks = []
+    for waits in (False, True):
+        for policy, loss in _CRASH_LOSS.items():
+            rows.append(("1+" if waits else "0", policy, loss, _FAILOVER_LOSS[waits], loss))
+            marks.append(" <- this setup" if (min_replicas > 0) == waits and fsync == policy else "")
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    lines = [" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "\n".join(line + mark for line, mark in zip(lines, ["", *marks], strict=True))
+
+
 def persistence_risk(appendonly: str, appendfsync: str, save: str) -> str | None:
     """What a crash of a Redis with these settings loses of the writes it acknowledged; None for nothing."""
     if appendonly == "yes":
@@ -47,9 +73,11 @@ def persistence_risk(appendonly: str, appendfsync: str, save: str) -> str | None
 class DurabilityWatch:
     """Says what a Redis crash would lose, and counts the times Redis was found without its data."""
 
-    def __init__(self, call: Callable[..., Any], interval: float = CHECK_SECONDS):
-        """``call``: one command, one reply (a redis-py exception for an error reply or a lost connection)."""
+    def __init__(self, call: Callable[..., Any], min_replicas: int = 0, interval: float = CHECK_SECONDS):
+        """``call``: one command, one reply (a redis-py exception for an error reply or a lost connection);
+        ``min_replicas``: GROWTH_REDIS_MIN_REPLICAS, for the table of losses."""
         self._call = call
+        self._min_replicas = min_replicas
         self._interval = interval
         self.losses = 0
         self._marker = None  # the marker's token at the last check
@@ -117,7 +145,9 @@ class DurabilityWatch:
         except redis.ResponseError as error:  # CONFIG renamed or refused, as managed Redis services do
             log.warning("Redis persistence could not be checked (CONFIG GET: %s): unless Redis persists "
                         "writes (appendonly yes, appendfsync always), a Redis crash loses acknowledged writes", error)
+            self._say_losses(None)
             return
+        self._say_losses(settings["appendfsync"] if settings["appendonly"] == "yes" else "off")
         risk = persistence_risk(**settings)
         if risk is None:
             log.info("Redis persistence: appendonly yes, appendfsync always: a Redis crash loses no "
@@ -125,6 +155,26 @@ class DurabilityWatch:
         else:
             log.warning("Redis persistence: %s (for none lost: appendonly yes, appendfsync always; see README, "
                         "Durability)", risk)
+
+    def _say_losses(self, fsync):
+        replicas = self._connected_replicas()
+        log.info("Redis: what a failure loses of the acknowledged writes (GROWTH_REDIS_MIN_REPLICAS=%d, "
+                 "%s replicas connected; see README, Scale-out):\n%s", self._min_replicas,
+                 "?" if replicas is None else replicas, loss_table(self._min_replicas, fsync))
+        if replicas is not None and replicas < self._min_replicas:
+            log.warning("GROWTH_REDIS_MIN_REPLICAS=%d, but the Redis primary has %d replicas connected: writes "
+                        "answer 503 until enough replicas confirm them", self._min_replicas, replicas)
+
+    def _connected_replicas(self):
+        """INFO replication's connected_slaves; None when INFO is refused."""
+        try:
+            info = self._call("INFO", "replication").decode(errors="replace")
+        except redis.ResponseError:
+            return None
+        for line in info.splitlines():
+            if line.startswith("connected_slaves:"):
+                return int(line.removeprefix("connected_slaves:"))
+        return None
 
     def _config_get(self, name):
         reply = self._call("CONFIG", "GET", name)  # [name, value]; Redis 6 takes one name per call

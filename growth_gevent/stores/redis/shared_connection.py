@@ -1,18 +1,29 @@
 """One connection to Redis shared by every request greenlet of a worker, its commands pipelined."""
 
 import collections
+import math
 import time
 from typing import Any
 
 import gevent
 import redis
-from gevent.event import Event
+from gevent.event import AsyncResult, Event
 from gevent.hub import Waiter
 
 from .connection import LOST, Connect, Connection, NotSent, command, unasked_reply_error
 
 # Commands that may wait on a worker's connection; past it, requests are refused (503).
 MAX_QUEUED_COMMANDS = 10_000
+
+
+class NotReplicated(redis.ConnectionError):
+    """A write that Redis made, but that fewer replicas than asked confirmed in time: it may be lost in a
+    failover, or not; Redis cannot take it back."""
+
+    def __init__(self, confirmed: int, replicas: int, seconds: float):
+        super().__init__(f"the write was made on the primary, but {confirmed} of the {replicas} replicas required "
+                         f"(GROWTH_REDIS_MIN_REPLICAS) confirmed it within {seconds:g} s: it may still be applied, "
+                         "or lost if the primary fails")
 
 
 class SharedConnection:
@@ -30,37 +41,50 @@ class SharedConnection:
     a connection is being made wait for that attempt.
     """
 
-    def __init__(self, connect: Connect, timeout: float, max_waiting: int = MAX_QUEUED_COMMANDS):
+    def __init__(self, connect: Connect, timeout: float, max_waiting: int = MAX_QUEUED_COMMANDS,
+                 replicas: int = 0, wait_seconds: float = 0.0):
+        """``replicas``, ``wait_seconds``: what :meth:`write` waits for, and how long."""
         self._new_connection = connect
         self._timeout = timeout
         self._max_waiting = max_waiting
+        self._replicas = replicas
+        self._wait_milliseconds = max(1, round(wait_seconds * 1000))
         self._link = None  # the current connection's _Link
         self._attempt = None  # the greenlet making a connection, whose value is a _Link or an error
 
     def call(self, *arguments) -> Any:
         """Redis's reply to one command; a redis-py exception for an error reply or a lost connection.
         A command that was not sent, the connection being found closed, is sent on a new one."""
-        try:
-            return self._call(arguments)
-        except NotSent:
-            return self._call(arguments)
+        return self._call(arguments)[0]
 
-    def _call(self, arguments):
-        link = self._link or self._connect()
-        if len(link.waiting) >= self._max_waiting:
-            raise redis.ConnectionError(f"{self._max_waiting} commands are already waiting for Redis")
-        waiter = Waiter()
-        link.outgoing.append(command(*arguments))
-        link.waiting.append((waiter, time.monotonic()))
-        link.write_wanted.set()
-        reply = waiter.get()  # an answer, or the error that failed the connection (see _Link._watch)
-        if isinstance(reply, redis.RedisError):
-            raise reply
+    def write(self, *arguments) -> Any:
+        """:meth:`call`, for a command that writes: with ``replicas``, answered only once that many
+        replicas have what it wrote (WAIT); NotReplicated when they did not confirm it in time."""
+        reply, link = self._call(arguments)
+        if self._replicas:
+            confirmed = link.confirm(self._replicas, self._wait_milliseconds)
+            if confirmed < self._replicas:
+                raise NotReplicated(confirmed, self._replicas, self._wait_milliseconds / 1000)
         return reply
 
+    def _call(self, arguments):
+        """The reply, and the link it came on."""
+        try:
+            return self._send(arguments)
+        except NotSent:
+            return self._send(arguments)
+
+    def _send(self, arguments):
+        link = self._link or self._connect()
+        return link.ask(arguments, self._max_waiting), link
+
     def close(self) -> None:
+        self.disconnect("the store is closed")
+
+    def disconnect(self, why: str) -> None:
+        """Close the connection, failing the commands waiting with ``why``; the next one connects again."""
         if self._link is not None:
-            self._link.fail(redis.ConnectionError("the store is closed"))
+            self._link.fail(redis.ConnectionError(why))
 
     def _connect(self):
         if self._attempt is None:
@@ -103,6 +127,46 @@ class _Link:
         self.error = None  # why the connection was closed, once it is
         self._hub = gevent.get_hub()
         self._greenlets = [gevent.spawn(self._write), gevent.spawn(self._read), gevent.spawn(self._watch)]
+        self._next_confirmation = None  # the AsyncResult of the WAIT to send next, once there is a caller
+        self._confirming = False  # a greenlet sends WAITs, one at a time
+
+    def ask(self, arguments, max_waiting: int) -> Any:
+        """Redis's reply to one command sent on this connection (see SharedConnection.call)."""
+        if self.error is not None:
+            raise self.error
+        if len(self.waiting) >= max_waiting:
+            raise redis.ConnectionError(f"{max_waiting} commands are already waiting for Redis")
+        waiter = Waiter()
+        self.outgoing.append(command(*arguments))
+        self.waiting.append((waiter, time.monotonic()))
+        self.write_wanted.set()
+        reply = waiter.get()  # an answer, or the error that failed the connection (see _watch)
+        if isinstance(reply, redis.RedisError):
+            raise reply
+        return reply
+
+    def confirm(self, replicas: int, milliseconds: int) -> int:
+        """How many replicas have every write answered on this connection so far: the answer of a WAIT sent
+        from now on. One WAIT confirms every write answered before it is sent, so callers that arrive
+        while one is in flight share the next (Redis holds a connection's later commands behind a WAIT)."""
+        confirmation = self._next_confirmation
+        if confirmation is None:
+            confirmation = self._next_confirmation = AsyncResult()
+            if not self._confirming:
+                gevent.spawn(self._send_confirmations, replicas, milliseconds)
+        return confirmation.get()
+
+    def _send_confirmations(self, replicas, milliseconds):
+        self._confirming = True
+        try:
+            while (confirmation := self._next_confirmation) is not None:
+                self._next_confirmation = None
+                try:
+                    confirmation.set(self.ask(("WAIT", replicas, milliseconds), math.inf))
+                except redis.RedisError as error:  # the connection failed: whether replicas have the writes is unknown
+                    confirmation.set_exception(error)
+        finally:
+            self._confirming = False
 
     def fail(self, error):
         """Close the connection, and raise ``error`` in every caller waiting on it."""

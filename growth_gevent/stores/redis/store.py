@@ -53,7 +53,8 @@ from .keys import (
     record_keys,
     series_key,
 )
-from .shared_connection import SharedConnection
+from .sentinel import SCHEMES, PrimaryConnection, PrimarySSLConnection, SentinelPrimary, SentinelURL
+from .shared_connection import NotReplicated, SharedConnection
 
 # Times a chunk's script may fail before its job is moved to the dead letters: a failure inside the
 # script (a malformed chunk, a key of another type) fails again, so a few attempts are enough.
@@ -84,13 +85,26 @@ _BUSY = "BUSY "
 _NO_SUCH_DATABASE = "DB index is out of range"
 
 
+class WriteNotReplicated(StoreUnavailable):
+    """A write made on the primary that too few replicas confirmed in time; ``client_message`` says what
+    that means for it."""
+
+    def __init__(self, error: NotReplicated):
+        super().__init__(f"redis: {error}")
+        self.client_message = f"{error}; retry later"
+
+
 def _available(method):
     """Redis being down, full or read-only is :class:`StoreUnavailable`; anything else is a bug."""
     @functools.wraps(method)
-    def wrapper(*args, **kwargs):
+    def wrapper(store, *args, **kwargs):
         try:
-            return method(*args, **kwargs)
+            return method(store, *args, **kwargs)
+        except NotReplicated as error:
+            raise WriteNotReplicated(error) from None
         except _UNAVAILABLE as error:
+            if isinstance(error, redis.exceptions.ReadOnlyError):
+                store._not_primary(error)
             raise StoreUnavailable(f"redis: {error}") from None
         except redis.ResponseError as error:
             if not str(error).startswith(_BUSY):
@@ -116,29 +130,52 @@ class RedisStore(Store):
     """
 
     def __init__(self, url: str, *, pool_size: int, timeout: float, chunk_size: int, queue_records: int,
-                 max_records: int, cache_stale_seconds: float, verify_tls: bool, jobs_kept: int = JOBS_KEPT):
-        """``chunk_size``: records per bulk chunk (one script each); ``queue_records``: the bound of
-        :meth:`submit_bulk`, on every worker's jobs together; ``max_records``: the most records stored, on
-        every worker's writes together (:class:`StoreFull`); ``cache_stale_seconds``: that of
-        :class:`ReadCache` for record reads, 0 for no cache (while reads use it, a PING goes to Redis
-        every quarter of it); ``verify_tls``: False accepts any certificate of a ``rediss://`` server;
-        ``jobs_kept``: the bulk jobs job_status() knows, the last accepted by any worker."""
+                 max_records: int, cache_stale_seconds: float, verify_tls: bool, jobs_kept: int = JOBS_KEPT,
+                 min_replicas: int = 0, replica_timeout: float = 0.0):
+        """``url``: ``redis://``, ``rediss://``, ``unix://``, or ``redis+sentinel://`` (and
+        ``rediss+sentinel://``) for the primary that Sentinels name (:mod:`.sentinel`); a URL that cannot
+        be read is a ValueError. ``chunk_size``: records per bulk chunk (one script each);
+        ``queue_records``: the bound of :meth:`submit_bulk`, on every worker's jobs together;
+        ``max_records``: the most records stored, on every worker's writes together (:class:`StoreFull`);
+        ``cache_stale_seconds``: that of :class:`ReadCache` for record reads, 0 for no cache (while reads
+        use it, a PING goes to Redis every quarter of it); ``verify_tls``: False accepts any certificate
+        of a ``rediss://`` server; ``jobs_kept``: the bulk jobs job_status() knows, the last accepted by any
+        worker; ``min_replicas``: replicas that must confirm each write (WAIT), within ``replica_timeout``
+        seconds, before it is acknowledged."""
+        self._primary = None
+        if url.lower().startswith(SCHEMES):
+            located = SentinelURL.parse(url)
+            self._primary = SentinelPrimary(located, timeout, verify_tls)
+            options, connect = located.options, self._primary.connect
+            secure = options.get("connection_class") is redis.connection.SSLConnection
+            node_options = {key: value for key, value in options.items() if key != "connection_class"}
+            pool_options = {"connection_class": PrimarySSLConnection if secure else PrimaryConnection,
+                            "primary": self._primary, **node_options}
+        else:
+            options = redis.connection.parse_url(url)
+            connect = functools.partial(open_connection, options, timeout, verify_tls)
+            secure = url.lower().startswith("rediss://")
+            pool_options = {"url": url}
         # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
-        tls = {} if verify_tls or not url.lower().startswith("rediss://") else {"ssl_cert_reqs": "none"}
-        pool = redis.BlockingConnectionPool.from_url(
-            url, max_connections=pool_size, timeout=timeout, socket_timeout=timeout,
-            socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0), **tls)
+        tls = {"ssl_cert_reqs": "none"} if secure and not verify_tls else {}
+        pool_class = redis.BlockingConnectionPool
+        make_pool = pool_class.from_url if "url" in pool_options else pool_class
+        pool = make_pool(**pool_options, max_connections=pool_size, timeout=timeout, socket_timeout=timeout,
+                         socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0), **tls)
         self._redis = redis.Redis(connection_pool=pool)
         self._chunk_size = chunk_size
         self._queue_records = queue_records
         self._max_records = max_records
         self._jobs_kept = jobs_kept
+        self._min_replicas = min_replicas
+        self._replica_timeout = replica_timeout
         self._enqueue = self._redis.register_script(scripts.ENQUEUE.source)
         self._apply_next_chunk = self._redis.register_script(scripts.APPLY_NEXT_CHUNK.source)
-        connect = functools.partial(open_connection, redis.connection.parse_url(url), timeout, verify_tls)
-        self._shared = SharedConnection(connect, timeout)
+        self._shared = SharedConnection(connect, timeout, replicas=min_replicas, wait_seconds=replica_timeout)
         self._cache = ReadCache(connect, timeout, cache_stale_seconds) if cache_stale_seconds else None
-        self._durability = DurabilityWatch(self._shared.call)
+        if self._primary is not None:
+            self._primary.on_change(self._primary_lost)
+        self._durability = DurabilityWatch(self._shared.call, min_replicas)
         self._wake = Event()
         self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS, log)
         self._applier = gevent.spawn(self._apply_queued_jobs)
@@ -161,6 +198,19 @@ class RedisStore(Store):
             if not str(error).startswith(_NO_SUCH_DATABASE):
                 raise
             raise ValueError(self._no_such_database()) from None
+
+    def _not_primary(self, error):
+        """Redis answered READONLY: the node written to is a replica now."""
+        if self._primary is not None:
+            self._primary.suspect(f"it answered {error}")
+
+    def _primary_lost(self):
+        """The Sentinels' primary is given up (see :class:`SentinelPrimary`): every connection to it is
+        closed, and the cache emptied, since the next primary may lack what this one sent it last."""
+        self._shared.disconnect("the Redis primary changed, or is failing over")
+        if self._cache is not None:
+            self._cache.reset()
+        self._redis.connection_pool.disconnect()
 
     def data_losses(self) -> int:
         return self._durability.losses
@@ -215,14 +265,15 @@ class RedisStore(Store):
             self._forget(keys[0])
 
     def _checked(self, script, keys, arguments, check):
-        """The reply of a put or delete script, run once ``check`` passed on the value stored (when given):
-        the script writes only if that value is still the one stored, else this reads and checks again."""
+        """The reply of a put or delete script (a write: :meth:`SharedConnection.write`), run once ``check``
+        passed on the value stored (when given): the script writes only if that value is still the one
+        stored, else this reads and checks again."""
         while True:
             if check is None:
-                return self._run(script, keys, arguments)
+                return script.run(self._shared.write, keys, arguments)
             raw = self._shared.call("HGET", keys[0], arguments[0])
             check(None if raw is None else ujson.loads(raw))
-            reply = self._run(script, keys, [*arguments, raw or ""])
+            reply = script.run(self._shared.write, keys, [*arguments, raw or ""])
             if reply != [b"changed"]:
                 return reply
 
@@ -322,9 +373,9 @@ class RedisStore(Store):
         for start in range(0, len(records), size):
             chunks.append(encode_chunk(records[start:start + size]))
             let_io_run()  # encoding a large job is long work
-        job, pending, held, new = self._enqueue([BULK, JOBS, SIZE, REMAINING, JOB_RECORDS],
-                                                [PREFIX, int(initial), len(records), self._queue_records,
-                                                 self._max_records, self._jobs_kept, *chunks])
+        job, pending, held, new = self._replicated(self._enqueue, [BULK, JOBS, SIZE, REMAINING, JOB_RECORDS],
+                                                   [PREFIX, int(initial), len(records), self._queue_records,
+                                                    self._max_records, self._jobs_kept, *chunks])
         if not job:
             if initial:
                 return None
@@ -382,8 +433,23 @@ class RedisStore(Store):
             self._wake.set()
             gevent.sleep(WAIT_POLL_SECONDS)
 
+    def _replicated(self, script, keys, arguments):
+        """A script's reply through the pool; with ``min_replicas``, once that many replicas confirmed what
+        it wrote (a WAIT on the same connection), else NotReplicated."""
+        if not self._min_replicas:
+            return script(keys, arguments)
+        with self._redis.pipeline(transaction=False) as pipeline:
+            script(keys, arguments, client=pipeline)
+            pipeline.wait(self._min_replicas, max(1, round(self._replica_timeout * 1000)))
+            reply, confirmed = pipeline.execute()
+        if confirmed < self._min_replicas:
+            raise NotReplicated(confirmed, self._min_replicas, self._replica_timeout)
+        return reply
+
     def close(self):
         self._applier.kill()
+        if self._primary is not None:
+            self._primary.close()
         self._durability.close()
         self._shared.close()
         if self._cache is not None:
@@ -414,9 +480,10 @@ class RedisStore(Store):
     def _apply_one_chunk(self):
         """Apply the oldest job's next chunk. False when nothing is queued, or when the chunk failed and
         is to be tried again at the next wake-up; True when there may be more to apply now."""
-        outcome, *failure = self._apply_next_chunk([JOBS, BULK, SIZE, COUNTRIES, REMAINING, DEAD, DEAD_ERRORS,
-                                                    JOB_RECORDS],
-                                                   [PREFIX, CHUNK_ATTEMPTS])
+        outcome, *failure = self._replicated(self._apply_next_chunk,
+                                             [JOBS, BULK, SIZE, COUNTRIES, REMAINING, DEAD, DEAD_ERRORS,
+                                              JOB_RECORDS],
+                                             [PREFIX, CHUNK_ATTEMPTS])
         if outcome == b"idle":
             return False
         if outcome == b"applied":
