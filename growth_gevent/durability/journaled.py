@@ -2,10 +2,12 @@
 
 import collections
 
+from ..core.records import Key
 from ..stores.base import WritesRefused
 from ..stores.memory import MemoryStore
 from .journal import (
     ALWAYS,
+    Batch,
     Journal,
     JournalFailed,
     applied_record,
@@ -44,14 +46,16 @@ class JournaledStore(MemoryStore):
     def __init__(self, snapshot_path, fsync, **options):
         super().__init__(**options)
         self.journal = Journal(snapshot_path, fsync, self._queue_written_jobs, self._undo)
-        self._queued = collections.deque()  # QueuedJob of each job given to the applier, in its order
-        self._accepted = collections.deque()  # (QueuedJob, Batch) logged, waiting for their batch
+        # Each job given to the applier, in its order.
+        self._queued: collections.deque[QueuedJob] = collections.deque()
+        # The jobs logged, waiting for their batch.
+        self._accepted: collections.deque[tuple[QueuedJob, Batch]] = collections.deque()
         self._reserved = 0  # records of the jobs accepted, in the queue's room
         self._snapshot_segment = None  # that the snapshot being written begins with
         self._covered = None  # the segment that the last snapshot written begins with
         self.on_journal_failure = None  # called after a failure (the snapshotter tries again soon)
         # key -> (batch, changed the size) of its latest write not yet seen durable; only under "always"
-        self._in_flight = {} if fsync == ALWAYS else None
+        self._in_flight: dict[Key, tuple[Batch, bool]] | None = {} if fsync == ALWAYS else None
 
     def recover(self, first_segment):
         """Replay the log after the snapshot loaded (that begins with ``first_segment``), queue the bulk
@@ -128,17 +132,18 @@ class JournaledStore(MemoryStore):
                 self._queued.append(QueuedJob(None, 0, records))
             return number
         self.check_bulk_room(len(records))
-        job = QueuedJob(self._next_job, 0, records)
+        number = self._next_job
+        job = QueuedJob(number, 0, records)
         self._reserve_new_keys(records, job)
         self._next_job += 1
-        batch = self.journal.append(bulk_record(job.job, 0, records), job)
+        batch = self.journal.append(bulk_record(number, 0, records), job)
         if batch is not None:
             self._accepted.append((job, batch))
             self._reserved += len(records)
         else:
             self._release_new_keys(job)
         self._wait(batch)
-        return job.job  # the journal's number: a handle that stays true across restarts
+        return number  # the journal's number: a handle that stays true across restarts
 
     def check_bulk_room(self, records):
         super().check_bulk_room(records + self._reserved)
@@ -185,8 +190,10 @@ class JournaledStore(MemoryStore):
             self._queued.popleft()
 
     def _header(self, number):
-        jobs = [(job.job, job.applied, job.remainder()) for job in self._queued if job.job is not None]
-        jobs += [(job.job, 0, job.records) for job, _ in self._accepted]
+        # Initial data, never logged, has no number; a job accepted was logged, so it has one.
+        jobs = [(job_number, job.applied, job.remainder())
+                for job in self._queued if (job_number := job.job) is not None]
+        jobs += [(job_number, 0, job.records) for job, _ in self._accepted if (job_number := job.job) is not None]
         return segment_record(number, self._next_job, jobs)
 
     def _queue(self, job):
@@ -223,8 +230,10 @@ class JournaledStore(MemoryStore):
     def _durable(self, read, covers):
         """``read()``'s answer once every write in flight that ``covers(key, sized)`` is durable; read
         again after a batch failed and its writes were undone."""
+        in_flight = self._in_flight
+        assert in_flight is not None  # only reads under "always" wait, and it keeps them
         while True:
-            batches = {batch for key, (batch, sized) in self._in_flight.items() if covers(key, sized)}
+            batches = {batch for key, (batch, sized) in in_flight.items() if covers(key, sized)}
             answer = read()
             if not batches:
                 return answer
@@ -234,8 +243,8 @@ class JournaledStore(MemoryStore):
                     batch.wait()
                 except JournalFailed:
                     failed = True
-            for key in [key for key, (batch, _) in self._in_flight.items() if batch in batches]:
-                del self._in_flight[key]
+            for key in [key for key, (batch, _) in in_flight.items() if batch in batches]:
+                del in_flight[key]
             if not failed:
                 return answer
 
@@ -247,7 +256,7 @@ class JournaledStore(MemoryStore):
         writes after it are undone. So a write undone restores the value before it only if no chunk
         after it set the key; if one did, that chunk's value is the one to keep."""
         self._refusal = f"writes are refused until a snapshot succeeds: the journal could not be written: {error}"
-        set_by_chunks = set()
+        set_by_chunks: set[Key] = set()
         for entry in reversed(entries):
             if type(entry) is tuple:
                 key, previous = entry

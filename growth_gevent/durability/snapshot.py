@@ -33,7 +33,7 @@ from gevent.event import Event
 from gevent.lock import Semaphore
 
 from ..core.logs import ThrottledLog
-from ..core.records import check_name, is_finite_number
+from ..core.records import Key, Number, check_name, is_finite_number
 from .journal import JournalFailed
 from .journaled import JournaledStore
 
@@ -215,9 +215,9 @@ def _parse_rows(path, rows):
     Shared names and years, copied values: as in records.parse_records, nothing kept may pin the
     memory of the parsed document.
     """
-    names = {}  # each distinct name checked once: a few hundred for 42,450 records
-    years = {}
-    parsed = {}
+    names: dict[str, str] = {}  # each distinct name checked once: a few hundred for 42,450 records
+    years: dict[int, int] = {}
+    parsed: dict[Key, Number] = {}
     for index, row in enumerate(rows):
         key = None
         if type(row) is list and len(row) == 4 and type(row[2]) is int and is_finite_number(row[3]):

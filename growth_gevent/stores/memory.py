@@ -3,6 +3,7 @@
 import bisect
 import logging
 
+from ..core.records import Key, Number, Record
 from .applier import BulkApplier
 from .base import (
     COUNTRY,
@@ -18,8 +19,11 @@ from .base import (
 
 log = logging.getLogger("growth_gevent")
 
+Series = dict[int, Number]  # year -> value
+Indicators = dict[str, Series]  # indicator -> its series
 # What a lookup of an absent country or series finds; never written to.
-_NOTHING = {}
+_NO_INDICATORS: Indicators = {}
+_NO_SERIES: Series = {}
 
 
 class MemoryStore(Store):
@@ -42,7 +46,7 @@ class MemoryStore(Store):
         """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
         accepted and not yet applied; ``max_records``: the most records held (GROWTH_BULK_CHUNK_RECORDS,
         GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS); ``jobs_kept``: the bulk jobs job_status() knows."""
-        self._countries = {}
+        self._countries: dict[str, Indicators] = {}
         self._size = 0
         self._bulk = BulkApplier(self._apply_chunk, chunk_size, jobs_kept)
         self._next_job = 1
@@ -50,18 +54,18 @@ class MemoryStore(Store):
         self._max_records = max_records
         # The keys that bulk jobs accepted and not yet applied will add, none of them stored, each once:
         # key -> the job that counted it. What the record cap holds for those jobs.
-        self._new_keys = {}
+        self._new_keys: dict[Key, object] = {}
         self._initial_data_taken = False
-        self._snapshots = None  # what snapshot_status() answers, once snapshots started
-        self._refusal = None  # why writes are refused, or None
+        self._snapshots: dict[str, float | str | None] | None = None  # snapshot_status(), once they started
+        self._refusal: str | None = None  # why writes are refused
         # (country, indicator) -> (first year, last year) of the series, for facets(): filled when asked
         # for, dropped by a write that adds or removes one of its years (a value replaced changes neither).
-        self._year_ranges = {}
+        self._year_ranges: dict[tuple[str, str], tuple[int, int]] = {}
         self.changes = 0
 
     def get(self, key):
         country, indicator, year = key
-        series = self._countries.get(country, _NOTHING).get(indicator)
+        series = self._countries.get(country, _NO_INDICATORS).get(indicator)
         return None if series is None else series.get(year)
 
     def put(self, key, value, check=None):
@@ -69,7 +73,7 @@ class MemoryStore(Store):
             raise WritesRefused(self._refusal)
         country, indicator, year = key
         # Not self.get: a store built on this one may make its reads wait, and a write must not yield.
-        series = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+        series = self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
         if check is not None:
             check(series.get(year))
         stored = year in series
@@ -93,13 +97,13 @@ class MemoryStore(Store):
             raise WritesRefused(self._refusal)
         if check is not None:
             country, indicator, year = key
-            check(self._countries.get(country, _NOTHING).get(indicator, _NOTHING).get(year))
+            check(self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES).get(year))
         return self._remove(key)
 
     def _remove(self, key):
         country, indicator, year = key
-        indicators = self._countries.get(country, _NOTHING)
-        series = indicators.get(indicator, _NOTHING)
+        indicators = self._countries.get(country, _NO_INDICATORS)
+        series = indicators.get(indicator, _NO_SERIES)
         if series.pop(year, None) is None:
             return False
         if self._year_ranges:
@@ -116,20 +120,20 @@ class MemoryStore(Store):
         return self._size
 
     def series(self, country, indicator, first=None, last=None):
-        series = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+        series = self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
         return [(year, series[year]) for year in _years_in(series, first, last)]
 
     def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
         countries = self._countries
         total = 0
-        page = []
+        page: list[Record] = []
         # Paging order, which stores/redis/lua/records.lua keeps too: country, indicator (code point order, the
         # same as Redis's byte order of their UTF-8), then year as a number. ``skip`` counts the records
         # still to pass over, from ``after`` when given: series before it are counted, not read.
         skip = offset
         after_series = None if after is None else after[:2]
         for country_name in sorted(countries) if country is None else [country]:
-            indicators = countries.get(country_name, _NOTHING)
+            indicators = countries.get(country_name, _NO_INDICATORS)
             for indicator_name in sorted(indicators) if indicator is None else [indicator]:
                 series = indicators.get(indicator_name)
                 if not series:
@@ -165,17 +169,17 @@ class MemoryStore(Store):
     def _export_batch(self, country, indicator, first, last, after):
         """The next batch after the key ``after`` (from the first record when None), read in one step."""
         countries = self._countries
-        batch = []
+        batch: list[Record] = []
         country_names = sorted(countries) if country is None else [country]
         if after is not None:
             country_names = country_names[bisect.bisect_left(country_names, after[0]):]
         for country_name in country_names:
-            indicators = countries.get(country_name, _NOTHING)
+            indicators = countries.get(country_name, _NO_INDICATORS)
             indicator_names = sorted(indicators) if indicator is None else [indicator]
             if after is not None and country_name == after[0]:
                 indicator_names = indicator_names[bisect.bisect_left(indicator_names, after[1]):]
             for indicator_name in indicator_names:
-                series = indicators.get(indicator_name, _NOTHING)
+                series = indicators.get(indicator_name, _NO_SERIES)
                 years = _years_in(series, first, last)
                 if after is not None and (country_name, indicator_name) == after[:2]:
                     years = years[bisect.bisect_right(years, after[2]):]
@@ -188,9 +192,9 @@ class MemoryStore(Store):
     def facets(self, by, country=None, indicator=None):
         countries = self._countries
         ranges = self._year_ranges
-        totals = {}
+        totals: dict[str, list[int]] = {}
         for country_name in countries if country is None else [country]:
-            indicators = countries.get(country_name, _NOTHING)
+            indicators = countries.get(country_name, _NO_INDICATORS)
             for indicator_name in indicators if indicator is None else [indicator]:
                 series = indicators.get(indicator_name)
                 if not series:
@@ -243,7 +247,7 @@ class MemoryStore(Store):
         countries = self._countries
         counted = self._new_keys
         new = {}
-        series = _NOTHING
+        series = _NO_SERIES
         country = indicator = None
         for key, _ in records:
             # A load's records come series by series, their names interned: the series is looked up again
@@ -251,7 +255,7 @@ class MemoryStore(Store):
             record_country, record_indicator, year = key
             if record_indicator is not indicator or record_country is not country:
                 country, indicator = record_country, record_indicator
-                series = countries.get(country, _NOTHING).get(indicator, _NOTHING)
+                series = countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
             if year not in series and key not in counted:
                 new[key] = job
         held = self._size + len(counted)
