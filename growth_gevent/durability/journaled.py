@@ -1,10 +1,11 @@
 """The in-memory store with a journal: a write is acknowledged once its record is in the log."""
 
 import collections
+from collections.abc import Callable
 
-from ..core.records import Key
-from ..stores.base import WritesRefused
-from ..stores.memory import MemoryStore
+from ..core.records import Key, Number, Record
+from ..stores.base import Check, Facet, WritesRefused
+from ..stores.memory import Indicators, MemoryStore
 from .journal import (
     ALWAYS,
     Batch,
@@ -17,7 +18,7 @@ from .journal import (
     segment_numbers,
     segment_record,
 )
-from .replay import QueuedJob, replay
+from .replay import QueuedJob, Recovered, replay
 
 
 class JournaledStore(MemoryStore):
@@ -43,7 +44,7 @@ class JournaledStore(MemoryStore):
     snapshot succeeds (the snapshot starts a new segment, and holds the state as it is then).
     """
 
-    def __init__(self, snapshot_path, fsync, **options):
+    def __init__(self, snapshot_path: str, fsync: str, **options: int) -> None:
         super().__init__(**options)
         self.journal = Journal(snapshot_path, fsync, self._queue_written_jobs, self._undo)
         # Each job given to the applier, in its order.
@@ -51,13 +52,14 @@ class JournaledStore(MemoryStore):
         # The jobs logged, waiting for their batch.
         self._accepted: collections.deque[tuple[QueuedJob, Batch]] = collections.deque()
         self._reserved = 0  # records of the jobs accepted, in the queue's room
-        self._snapshot_segment = None  # that the snapshot being written begins with
-        self._covered = None  # the segment that the last snapshot written begins with
-        self.on_journal_failure = None  # called after a failure (the snapshotter tries again soon)
+        self._snapshot_segment: int | None = None  # that the snapshot being written begins with
+        self._covered: int | None = None  # the segment that the last snapshot written begins with
+        # Called after a failure (the snapshotter tries again soon).
+        self.on_journal_failure: Callable[[], None] | None = None
         # key -> (batch, changed the size) of its latest write not yet seen durable; only under "always"
         self._in_flight: dict[Key, tuple[Batch, bool]] | None = {} if fsync == ALWAYS else None
 
-    def recover(self, first_segment):
+    def recover(self, first_segment: int) -> Recovered:
         """Replay the log after the snapshot loaded (that begins with ``first_segment``), queue the bulk
         jobs it left unapplied, and begin a new segment. Blocking: before serving."""
         recovered = replay(self.journal.snapshot_path, first_segment, self)
@@ -70,30 +72,31 @@ class JournaledStore(MemoryStore):
             self._covered = number  # the snapshot loaded holds everything
         return recovered
 
-    def put(self, key, value, check=None):
+    def put(self, key: Key, value: Number, check: Check | None = None) -> bool:
         previous = super().get(key)
         created = super().put(key, value, check)
         self._wait_written(key, created, self.journal.append(put_record(key, value), (key, previous)))
         return created
 
-    def delete(self, key, check=None):
+    def delete(self, key: Key, check: Check | None = None) -> bool:
         previous = super().get(key)
         if not super().delete(key, check):
             return False
         self._wait_written(key, True, self.journal.append(delete_record(key), (key, previous)))
         return True
 
-    def get(self, key):
+    def get(self, key: Key) -> Number | None:
         if not self._in_flight or key not in self._in_flight:  # the common case: one lookup more
             return super().get(key)
         return self._durable(lambda: MemoryStore.get(self, key), lambda each, _: each == key)
 
-    def size(self):
+    def size(self) -> int:
         if not self._in_flight:
             return super().size()
         return self._durable(super().size, lambda _, sized: sized)
 
-    def series(self, country, indicator, first=None, last=None):
+    def series(self, country: str, indicator: str, first: int | None = None,
+               last: int | None = None) -> list[tuple[int, Number]]:
         def read():
             return MemoryStore.series(self, country, indicator, first, last)
 
@@ -101,7 +104,9 @@ class JournaledStore(MemoryStore):
             return key[0] == country and key[1] == indicator and _within(key[2], first, last)
         return read() if not self._in_flight else self._durable(read, covers)
 
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
+    def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+                last: int | None = None, offset: int = 0, limit: int = 100,
+                after: Key | None = None) -> tuple[int, list[Record]]:
         def read():
             return MemoryStore.records(self, country, indicator, first, last, offset, limit, after)
 
@@ -109,7 +114,8 @@ class JournaledStore(MemoryStore):
             return _matches(key, country, indicator, first, last)
         return read() if not self._in_flight else self._durable(read, covers)
 
-    def _export_batch(self, country, indicator, first, last, after):
+    def _export_batch(self, country: str | None, indicator: str | None, first: int | None, last: int | None,
+                      after: Key | None) -> list[Record]:
         def read():
             return MemoryStore._export_batch(self, country, indicator, first, last, after)
 
@@ -117,7 +123,7 @@ class JournaledStore(MemoryStore):
             return _matches(key, country, indicator, first, last) and (after is None or key > after)
         return read() if not self._in_flight else self._durable(read, covers)
 
-    def facets(self, by, country=None, indicator=None):
+    def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
         def read():
             return MemoryStore.facets(self, by, country, indicator)
 
@@ -125,7 +131,7 @@ class JournaledStore(MemoryStore):
             return sized and _matches(key, country, indicator)
         return read() if not self._in_flight else self._durable(read, covers)
 
-    def submit_bulk(self, records, initial=False):
+    def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:
         if initial:  # the snapshot's records, or GROWTH_PRELOAD: read again at every start, never logged
             number = super().submit_bulk(records, initial=True)
             if number is not None:
@@ -145,42 +151,42 @@ class JournaledStore(MemoryStore):
         self._wait(batch)
         return number  # the journal's number: a handle that stays true across restarts
 
-    def check_bulk_room(self, records):
+    def check_bulk_room(self, records: int) -> None:
         super().check_bulk_room(records + self._reserved)
 
-    def start_snapshot(self):
+    def start_snapshot(self) -> tuple[dict[str, Indicators], int, Batch]:
         """A copy of the store, and a new segment begun in the same step: ``(copy, segment, batch)``;
         the copy holds what the segments before that one did, once ``batch`` is written."""
         countries = self.copy()
         self._snapshot_segment, batch = self.journal.rotate(self._header)
         return countries, self._snapshot_segment, batch
 
-    def needs_snapshot(self):
+    def needs_snapshot(self) -> bool:
         """Segments of the log are left from before this process: a snapshot would make them needless."""
         return self._covered is None
 
-    def snapshot_succeeded(self, at):
+    def snapshot_succeeded(self, at: float) -> None:
         super().snapshot_succeeded(at)
         if self._snapshot_segment is not None:
             self._covered, self._snapshot_segment = self._snapshot_segment, None
 
-    def close(self):
+    def close(self) -> None:
         super().close()
         # A graceful stop leaves an empty log: the last snapshot holds everything, nothing is queued.
         self.journal.close(remove=self._covered == self.journal.number and self.journal.segment_records == 1
                            and not self._queued and not self._accepted)
 
-    def restore(self, key, value):
+    def restore(self, key: Key, value: Number | None) -> None:
         """Set ``key`` to ``value``, or remove it (None), as replay and undo do: not logged, not refused."""
         if value is None:
             self._remove(key)
         else:
             MemoryStore._apply_chunk(self, [(key, value)])
 
-    def apply_records(self, records):
+    def apply_records(self, records: list[Record]) -> None:
         MemoryStore._apply_chunk(self, records)
 
-    def _apply_chunk(self, chunk):
+    def _apply_chunk(self, chunk: list[Record]) -> None:
         super()._apply_chunk(chunk)
         job = self._queued[0]
         job.applied += len(chunk)

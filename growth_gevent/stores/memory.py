@@ -2,6 +2,7 @@
 
 import bisect
 import logging
+from collections.abc import Iterator
 
 from ..core.records import Key, Number, Record
 from .applier import BulkApplier
@@ -10,6 +11,10 @@ from .base import (
     EXPORT_BATCH_RECORDS,
     JOBS_KEPT,
     BulkQueueFull,
+    BulkStatus,
+    Check,
+    Facet,
+    JobStatus,
     Store,
     StoreFull,
     WritesRefused,
@@ -63,12 +68,12 @@ class MemoryStore(Store):
         self._year_ranges: dict[tuple[str, str], tuple[int, int]] = {}
         self.changes = 0
 
-    def get(self, key):
+    def get(self, key: Key) -> Number | None:
         country, indicator, year = key
         series = self._countries.get(country, _NO_INDICATORS).get(indicator)
         return None if series is None else series.get(year)
 
-    def put(self, key, value, check=None):
+    def put(self, key: Key, value: Number, check: Check | None = None) -> bool:
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
         country, indicator, year = key
@@ -92,7 +97,7 @@ class MemoryStore(Store):
         self.changes += 1
         return created
 
-    def delete(self, key, check=None):
+    def delete(self, key: Key, check: Check | None = None) -> bool:
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
         if check is not None:
@@ -100,7 +105,7 @@ class MemoryStore(Store):
             check(self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES).get(year))
         return self._remove(key)
 
-    def _remove(self, key):
+    def _remove(self, key: Key) -> bool:
         country, indicator, year = key
         indicators = self._countries.get(country, _NO_INDICATORS)
         series = indicators.get(indicator, _NO_SERIES)
@@ -116,14 +121,17 @@ class MemoryStore(Store):
         self.changes += 1
         return True
 
-    def size(self):
+    def size(self) -> int:
         return self._size
 
-    def series(self, country, indicator, first=None, last=None):
+    def series(self, country: str, indicator: str, first: int | None = None,
+               last: int | None = None) -> list[tuple[int, Number]]:
         series = self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
         return [(year, series[year]) for year in _years_in(series, first, last)]
 
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
+    def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+                last: int | None = None, offset: int = 0, limit: int = 100,
+                after: Key | None = None) -> tuple[int, list[Record]]:
         countries = self._countries
         total = 0
         page: list[Record] = []
@@ -144,7 +152,7 @@ class MemoryStore(Store):
                 if len(page) == limit or (after_series is not None and (country_name, indicator_name) < after_series):
                     continue
                 start = 0
-                if (country_name, indicator_name) == after_series:
+                if after is not None and (country_name, indicator_name) == after_series:
                     years = sorted(series) if years is None else years
                     start = bisect.bisect_right(years, after[2])
                 if skip >= count - start:
@@ -156,7 +164,8 @@ class MemoryStore(Store):
                     page.append(((country_name, indicator_name, year), series[year]))
         return total, page
 
-    def export(self, country=None, indicator=None, first=None, last=None):
+    def export(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+               last: int | None = None) -> Iterator[list[Record]]:
         after = None
         while True:
             batch = self._export_batch(country, indicator, first, last, after)
@@ -166,7 +175,8 @@ class MemoryStore(Store):
                 return
             after = batch[-1][0]
 
-    def _export_batch(self, country, indicator, first, last, after):
+    def _export_batch(self, country: str | None, indicator: str | None, first: int | None, last: int | None,
+                      after: Key | None) -> list[Record]:
         """The next batch after the key ``after`` (from the first record when None), read in one step."""
         countries = self._countries
         batch: list[Record] = []
@@ -189,7 +199,7 @@ class MemoryStore(Store):
                     return batch
         return batch
 
-    def facets(self, by, country=None, indicator=None):
+    def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
         countries = self._countries
         ranges = self._year_ranges
         totals: dict[str, list[int]] = {}
@@ -205,7 +215,7 @@ class MemoryStore(Store):
                 add_to_facet(totals, country_name if by == COUNTRY else indicator_name, len(series), *years)
         return facet_list(totals)
 
-    def copy(self):
+    def copy(self) -> dict[str, Indicators]:
         """A consistent copy, ``{country: {indicator: {year: value}}}``, taken in one step.
 
         Only the dicts are copied (docs/performance.md), so it can be taken without yielding
@@ -214,7 +224,7 @@ class MemoryStore(Store):
         return {country: {indicator: dict(series) for indicator, series in indicators.items()}
                 for country, indicators in self._countries.items()}
 
-    def submit_bulk(self, records, initial=False):
+    def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:
         # The initial-data rule and the queue bound (Store.submit_bulk), which stores/redis/lua/enqueue.lua
         # decides in the same way for the Redis store.
         if initial:
@@ -233,14 +243,14 @@ class MemoryStore(Store):
         self._bulk.submit(records, number)
         return number
 
-    def check_bulk_room(self, records):
+    def check_bulk_room(self, records: int) -> None:
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
         pending = self._bulk.records_waiting()
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
 
-    def _reserve_new_keys(self, records, job):
+    def _reserve_new_keys(self, records: list[Record], job: object) -> None:
         """Count the keys ``records`` add (not stored, not counted by a job waiting, each once); raise
         :class:`StoreFull` when the store could pass ``max_records`` with them, else count them for
         ``job`` until they are stored. One step that does not yield, as every write is."""
@@ -263,46 +273,46 @@ class MemoryStore(Store):
             raise StoreFull(held, self._max_records, len(new))
         counted.update(new)
 
-    def _release_new_keys(self, job):
+    def _release_new_keys(self, job: object) -> None:
         """Forget the new keys ``job`` counted: a job undone before it was applied."""
         counted = self._new_keys
         for key in [key for key, owner in counted.items() if owner is job]:
             del counted[key]
 
-    def bulk_status(self):
+    def bulk_status(self) -> BulkStatus:
         return self._bulk.status()
 
-    def job_status(self, job):
+    def job_status(self, job: int) -> JobStatus | None:
         return self._bulk.job_status(job)
 
-    def wait_idle(self, timeout=None):
+    def wait_idle(self, timeout: float | None = None) -> bool:
         return self._bulk.wait_idle(timeout)
 
-    def close(self):
+    def close(self) -> None:
         self._bulk.close()
 
-    def snapshots_started(self):
+    def snapshots_started(self) -> None:
         """Snapshots are taken from now on: :meth:`snapshot_status` reports on them."""
         self._snapshots = {"last snapshot": None, "snapshot error": None}
 
-    def snapshot_succeeded(self, at):
+    def snapshot_succeeded(self, at: float) -> None:
         """A snapshot was written at ``at`` (unix time): writes are accepted again."""
         self._snapshots = {"last snapshot": at, "snapshot error": None}
         self._refusal = None
 
-    def snapshot_failed(self, reason, refuse_writes):
+    def snapshot_failed(self, reason: str, refuse_writes: bool) -> None:
         """A snapshot failed for ``reason``; with ``refuse_writes``, writes are refused until one succeeds."""
         self._snapshots = {**(self._snapshots or {"last snapshot": None}), "snapshot error": reason}
         if refuse_writes:
             self._refusal = f"writes are refused until a snapshot succeeds: the last snapshot failed: {reason}"
 
-    def snapshot_status(self):
+    def snapshot_status(self) -> dict[str, float | str | None] | None:
         return None if self._snapshots is None else dict(self._snapshots)
 
-    def writes_refused(self):
+    def writes_refused(self) -> str | None:
         return self._refusal
 
-    def _apply_chunk(self, chunk):
+    def _apply_chunk(self, chunk: list[Record]) -> None:
         countries = self._countries
         counted = self._new_keys
         ranges = self._year_ranges
@@ -327,7 +337,7 @@ class MemoryStore(Store):
         self.changes += 1
 
 
-def _years_in(series, first, last):
+def _years_in(series: Series, first: int | None, last: int | None) -> list[int]:
     # The single-year shortcut, which stores/redis/lua/records.lua takes too: one lookup, not a scan.
     if first is not None and first == last:
         return [first] if first in series else []
