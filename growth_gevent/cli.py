@@ -120,7 +120,7 @@ def config_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
     try:
         return Config.from_env({**environ, **flags})
     except ConfigError as error:
-        variable = re.match(r"[A-Z_]*", str(error)).group()  # messages start with it
+        variable = re.split(r"[^A-Z_]", str(error), maxsplit=1)[0]  # messages start with it
         if variable in flags:
             given = next(setting for setting in SETTINGS if setting.env == variable)
             raise ConfigError(f"{error} (given as {flag(given)})") from None

@@ -4,15 +4,17 @@ on Redis, again whenever the store lost its data while the service ran."""
 import logging
 import os
 import time
+from collections.abc import Callable
 
 import gevent
 import ujson
 
+from .config import Config
 from .core.logs import ThrottledLog
-from .core.records import InvalidRecord, parse_records
+from .core.records import InvalidRecord, Record, parse_records
 from .durability.journal import SEGMENT_INFIX
-from .durability.snapshot import load_snapshot, read_snapshot
-from .stores.base import StoreUnavailable
+from .durability.snapshot import SnapshotLock, load_snapshot, read_snapshot
+from .stores.base import Store, StoreUnavailable
 
 log = logging.getLogger("growth_gevent")
 # How often a process on Redis asks whether Redis lost its data (restarted empty, flushed), to load
@@ -20,6 +22,8 @@ log = logging.getLogger("growth_gevent")
 INITIAL_DATA_CHECK_SECONDS = 2.0
 # The same error of the watch is logged at most this often; a new one, or one after a success, at once.
 WATCH_ERROR_LOG_SECONDS = 60.0
+# Where initial data was read (a line of the log), and its records.
+InitialData = tuple[str, list[Record]]
 
 
 def seed_store(store, config, snapshot_lock, started):
@@ -66,7 +70,7 @@ def recover_journaled(store, config, snapshot_lock, started):
                  len(recovered.queued))
 
 
-def read_initial_data(config, snapshot_lock):
+def read_initial_data(config: Config, snapshot_lock: SnapshotLock | None) -> InitialData | None:
     """``(source, records)``: the snapshot if there is one, else the preload file; or None."""
     if snapshot_lock is not None and os.path.exists(snapshot_lock.path):
         return f"snapshot {snapshot_lock.path}", read_snapshot(snapshot_lock.path)
@@ -75,11 +79,11 @@ def read_initial_data(config, snapshot_lock):
     return None
 
 
-def _preload(path, pause=None):
+def _preload(path: str, pause: Callable[[], object] | None = None) -> InitialData:
     return f"GROWTH_PRELOAD {path}", read_preload(path, pause)
 
 
-def submit_initial_data(store, source, records, started):
+def submit_initial_data(store: Store, source: str, records: list[Record], started: float) -> None:
     """Queue ``records`` as initial data (the store decides whether it takes them) and wait for them."""
     if store.submit_bulk(records, initial=True) is None:
         log.info("%s not loaded: the store holds records, or a load is queued, or initial data was "
@@ -101,7 +105,7 @@ class PreloadWatch:
     store emptied by clients keeps its marker and is left empty.
     """
 
-    def __init__(self, store, preload_path, pending=None):
+    def __init__(self, store: Store, preload_path: str, pending: InitialData | None = None) -> None:
         """``pending``: initial data that found the store unreachable at start-up, loaded once it is back."""
         self._store = store
         self._preload_path = preload_path
@@ -137,7 +141,7 @@ class PreloadWatch:
             self._pending = None
 
 
-def read_preload(path, pause=None):
+def read_preload(path: str, pause: Callable[[], object] | None = None) -> list[Record]:
     """The records of the preload file at ``path``; InvalidRecord, naming it, when they are not valid."""
     with open(path, "rb") as preload:
         raw = preload.read()

@@ -117,3 +117,14 @@ def test_a_connection_that_cannot_be_made_fails_the_call():
         refusing.call("PING")
 
 
+
+
+def test_a_command_queued_as_the_connection_closes_fails_in_its_caller_and_nowhere_else(fake, shared):
+    assert shared.call("PING") == b"PONG"
+    link = shared._link
+    caller = gevent.spawn(shared.call, "ECHO", "a")
+    gevent.sleep(0)  # the caller queues its command and wakes the writer, which runs after what comes next
+    shared.disconnect("closed meanwhile")
+    gevent.joinall([caller, *link._greenlets], timeout=TIMEOUT)
+    assert isinstance(caller.exception, redis.ConnectionError) and "closed meanwhile" in str(caller.exception)
+    assert [greenlet.exception for greenlet in link._greenlets if not greenlet.successful()] == []

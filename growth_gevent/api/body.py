@@ -44,7 +44,10 @@ def _unique_keys(pairs):
     document = dict(pairs)
     if len(document) != len(pairs):
         seen = set()
-        raise _DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return document
 
 

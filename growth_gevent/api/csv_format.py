@@ -90,7 +90,8 @@ def parse_records(text: str, pause: Callable[[], None] | None = None) -> list[tu
     return parsed
 
 
-def _columns(header: list[str]) -> tuple[int, int, int, int]:
+def _columns(header: list[str]) -> tuple[int, ...]:
+    """Where each of COLUMNS is, in their order."""
     if sorted(name for name in header if name in COLUMNS) != sorted(COLUMNS):
         raise InvalidRecord(f"the header row must name each of the columns {', '.join(COLUMNS)} once; "
                             f"row 1 is {','.join(header)[:200]!r}")

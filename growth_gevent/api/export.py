@@ -11,6 +11,7 @@ import ujson
 
 from ..core.loop import let_io_run
 from ..core.records import as_record
+from ..stores.base import Store
 from . import csv_format
 from .resources import _integer, _query, _year_range
 
@@ -23,7 +24,7 @@ CSV_FILENAME = "growth.csv"
 
 
 class Export:
-    def __init__(self, store):
+    def __init__(self, store: Store) -> None:
         self._store = store
 
     def on_get(self, req, resp):

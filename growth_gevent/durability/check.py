@@ -78,8 +78,8 @@ def check(path, repair=False, policy=ALWAYS, say=print):
             say(f"--repair would truncate {tail.path} to {tail.offset} bytes, dropping {tail.size}")
             status = max(status, TORN)
             continue
-        with open(tail.path, "r+b") as segment:
-            segment.truncate(tail.offset)
-            os.fsync(segment.fileno())
+        with open(tail.path, "r+b") as segment_file:
+            segment_file.truncate(tail.offset)
+            os.fsync(segment_file.fileno())
         say(f"repaired: {tail.path} truncated to {tail.offset} bytes ({tail.size} dropped)")
     return status

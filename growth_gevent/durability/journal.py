@@ -38,12 +38,14 @@ import re
 import struct
 import time
 import zlib
+from collections.abc import Callable
 
 import gevent
 import ujson
 from gevent.event import Event
 
 from ..core.logs import ThrottledLog
+from ..core.records import Key, Number, Record
 
 log = logging.getLogger("growth_gevent")
 
@@ -59,53 +61,58 @@ _HEADER_CRC = struct.Struct("<I")
 SEGMENT_MAGIC = b"GGJOURN\x02"
 SEGMENT_INFIX = ".journal."
 FSYNC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# A bulk job in a segment's header: (job, offset, records from that offset on).
+HeaderJob = tuple[int, int, list[Record]]
+# What the store undoes if a record's batch fails (a write's old value, a job, a chunk), or None; the
+# journal only hands them back.
+Undo = object
 
 
 class JournalFailed(Exception):
     """A record could not be written (disk full, I/O error): the writes waiting for it were undone."""
 
 
-def frame(payload):
+def frame(payload: bytes) -> bytes:
     head = _LENGTH_AND_CRC.pack(len(payload), zlib.crc32(payload))
     return head + _HEADER_CRC.pack(zlib.crc32(head)) + payload
 
 
-def _dumps(document):
+def _dumps(document: object) -> bytes:
     return ujson.dumps(document, escape_forward_slashes=False, ensure_ascii=False).encode()
 
 
-def put_record(key, value):
+def put_record(key: Key, value: Number) -> bytes:
     return frame(_dumps(("put", *key, value)))
 
 
-def delete_record(key):
+def delete_record(key: Key) -> bytes:
     return frame(_dumps(("del", *key)))
 
 
-def _with_records(head, records):
+def _with_records(head: tuple[object, ...], records: list[Record] | list[list[Record]]) -> bytes:
     # The records as they are, in one C call: marshal writes them several times faster than ujson
     # (docs/performance.md), and a bulk POST's 202 waits for it.
     return frame(_dumps(head) + b"\n" + marshal.dumps(records))
 
 
-def bulk_record(job, offset, records):
+def bulk_record(job: int, offset: int, records: list[Record]) -> bytes:
     return _with_records(("bulk", job, offset), records)
 
 
-def applied_record(job, through):
+def applied_record(job: int, through: int) -> bytes:
     return frame(b'["applied",%d,%d]' % (job, through))
 
 
-def segment_record(number, next_job, jobs):
+def segment_record(number: int, next_job: int, jobs: list[HeaderJob]) -> bytes:
     """``jobs``: ``[(job, offset, records), ...]``, the bulk jobs queued as the segment begins."""
     return _with_records(("segment", number, next_job, [job[:2] for job in jobs]), [job[2] for job in jobs])
 
 
-def segment_path(snapshot_path, number):
+def segment_path(snapshot_path: str, number: int) -> str:
     return f"{snapshot_path}{SEGMENT_INFIX}{number}"
 
 
-def segment_numbers(snapshot_path):
+def segment_numbers(snapshot_path: str) -> list[int]:
     """The numbers of the segments beside ``snapshot_path``, in order."""
     directory, name = os.path.split(os.path.abspath(snapshot_path))
     pattern = re.compile(re.escape(name + SEGMENT_INFIX) + r"([1-9][0-9]*)")
@@ -117,34 +124,26 @@ class Batch:
     """Records written together: waiters block in :meth:`wait` until the batch is written (and
     fsynced, by the policy), or failed."""
 
-    __slots__ = ("_done", "error", "sync", "undo")
+    __slots__ = ("_done", "error", "segment", "undo")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._done = Event()
-        self.error = None
-        self.undo = []  # what the store undoes if the batch fails, in the order appended
-        self.sync = False  # fsynced whatever the policy: a segment starts in it
+        self.error: str | None = None
+        self.undo: list[Undo] = []  # what the store undoes if the batch fails, in the order appended
+        # The segment that starts with this batch's first record, if one does: fsynced whatever the policy.
+        self.segment: int | None = None
 
-    def written(self):
-        return self._done.is_set() and self.error is None
+    def written(self) -> bool:
+        return bool(self._done.is_set()) and self.error is None
 
-    def wait(self):
+    def wait(self) -> None:
         self._done.wait()
         if self.error is not None:
             raise JournalFailed(self.error)
 
-    def finish(self, error=None):
+    def finish(self, error: str | None = None) -> None:
         self.error = error
         self._done.set()
-
-
-class _Rotation:
-    """In the pending records: segment ``number`` starts here."""
-
-    __slots__ = ("number",)
-
-    def __init__(self, number):
-        self.number = number
 
 
 class Journal:
@@ -157,34 +156,38 @@ class Journal:
     (:meth:`rotate`), records appended are dropped: the store refuses writes meanwhile.
     """
 
-    def __init__(self, snapshot_path, policy, on_written, on_failure):
+    def __init__(self, snapshot_path: str, policy: str, on_written: Callable[[], None],
+                 on_failure: Callable[[str, list[Undo]], None]) -> None:
         self.snapshot_path = snapshot_path
         self.policy = policy
         self._on_written = on_written
         self._on_failure = on_failure
-        self.number = None  # of the segment that records appended now go to
+        self.number: int | None = None  # of the segment that records appended now go to, once started
         self.segment_records = 0  # appended to it, its header included
-        self._descriptor = None  # the flusher's file, and how far it got (touched only by the flusher)
+        # The flusher's file, and how far it got (touched only by the flusher).
+        self._descriptor: int | None = None
         self._written = 0
         self._batch_start = 0
-        self._pending = []
+        self._pending: list[bytes] = []
         self._batch = Batch()
-        self._closed = collections.deque()  # (records, batch) ended by a rotation, to be written first
-        self._writing = None  # the batch being written
-        self._file_number = None  # of the segment the flusher writes
+        # (records, batch) ended by a rotation, to be written first.
+        self._closed: collections.deque[tuple[list[bytes], Batch]] = collections.deque()
+        self._writing: Batch | None = None  # the batch being written
+        self._file_number = 0  # of the segment the flusher writes (segments are numbered from 1)
         self._wakeup = Event()
         self._unsynced = False
         self._last_sync = time.monotonic()
-        self.failure = None  # why the last batch failed, until a segment starts again
+        self.failure: str | None = None  # why the last batch failed, until a segment starts again
         self.records = 0  # appended since start
-        self.fsync_histogram = [0] * (len(FSYNC_BUCKETS) + 1) + [0.0]  # counts by bucket, over, sum
-        self.last_error = None  # (unix time, message) of the last write or fsync that failed
+        # Counts by bucket, over the last, and the sum of the seconds.
+        self.fsync_histogram: list[float] = [0] * (len(FSYNC_BUCKETS) + 1) + [0.0]
+        self.last_error: tuple[float, str] | None = None  # (unix time, message) of the last write or fsync that failed
         # Failures said at most once a minute each; the snapshotter shares its own, so that the snapshots
         # failing for the same reason after it do not say it again.
         self.failure_log = ThrottledLog(1, 60.0, log)
         self._flusher = None
 
-    def start(self, number, header):
+    def start(self, number: int, header: bytes) -> None:
         """Begin segment ``number`` with ``header``, durably, before serving. Blocking."""
         self._open(number)
         self._write_all(header)
@@ -193,7 +196,7 @@ class Journal:
         self.segment_records = 1
         self._flusher = gevent.spawn(self._flush_forever)
 
-    def append(self, record, undo=None):
+    def append(self, record: bytes, undo: Undo = None) -> Batch | None:
         """Add ``record`` to the pending batch without yielding; return that batch, or None when the
         record is dropped (after a failure, until a segment starts again)."""
         if self.failure is not None:
@@ -206,29 +209,30 @@ class Journal:
         self._wakeup.set()
         return batch
 
-    def rotate(self, header_of):
+    def rotate(self, header_of: Callable[[int], bytes]) -> tuple[int, Batch]:
         """After what is pending, start the next segment with ``header_of(number)``, without yielding;
         return its number and the batch that starts it (fsynced whatever the policy, the previous
         segment too)."""
+        assert self.number is not None, "start() first"
         self.failure = None
         self.number += 1
         if self._pending:  # a batch never spans two segments: what fails in the new one fails alone
             self._closed.append((self._pending, self._batch))
             self._pending, self._batch = [], Batch()
-        self._pending += (_Rotation(self.number), header_of(self.number))
+        self._pending.append(header_of(self.number))
         self._batch.undo.append(None)
-        self._batch.sync = True
+        self._batch.segment = self.number
         self.segment_records = 1
         self._wakeup.set()
         return self.number, self._batch
 
-    def flush(self):
+    def flush(self) -> None:
         """Wait until what was appended so far is written (or failed)."""
         batch = self._batch if self._pending else self._closed[-1][1] if self._closed else self._writing
         if batch is not None:
             batch._done.wait()
 
-    def size(self):
+    def size(self) -> int:
         """Bytes in the segments on disk, all together."""
         total = 0
         for number in segment_numbers(self.snapshot_path):
@@ -236,14 +240,14 @@ class Journal:
                 total += os.path.getsize(segment_path(self.snapshot_path, number))
         return total
 
-    def remove_before(self, number):
+    def remove_before(self, number: int) -> None:
         """Remove the segments before ``number`` (a snapshot holds what they did). Blocking: run in a thread."""
         for old in segment_numbers(self.snapshot_path):
             if old < number:
                 os.unlink(segment_path(self.snapshot_path, old))
         _fsync_directory(self.snapshot_path)
 
-    def close(self, remove=False):
+    def close(self, remove: bool = False) -> None:
         """Stop the flusher and close the segment; ``remove``: also remove it, which holds nothing to
         replay (its header only, no job queued)."""
         if self._flusher is not None:
@@ -253,11 +257,11 @@ class Journal:
         if self._descriptor is not None:
             os.close(self._descriptor)
             self._descriptor = None
-            if remove:
+            if remove and self.number is not None:
                 os.unlink(segment_path(self.snapshot_path, self.number))
                 _fsync_directory(self.snapshot_path)
 
-    def _flush_forever(self):
+    def _flush_forever(self) -> None:
         pool = gevent.get_hub().threadpool
         while True:
             timeout = max(0.0, self._last_sync + EVERYSEC_SECONDS - time.monotonic()) if self._unsynced else None
@@ -270,7 +274,7 @@ class Journal:
             else:
                 continue
             self._writing = batch
-            error, fsyncs = pool.apply(self._write_batch, (pending, batch.sync))
+            error, fsyncs = pool.apply(self._write_batch, (pending, batch.segment))
             self._writing = None
             for seconds in fsyncs:
                 self._count_fsync(seconds)
@@ -282,20 +286,20 @@ class Journal:
             if self._closed or self._pending:  # appended before the wake-up was cleared
                 self._wakeup.set()
 
-    def _write_batch(self, pending, sync):
-        """Write ``pending`` and fsync by the policy: ``(error or None, [seconds of each fsync])``, the
-        error rather than raised, which gevent's pool would print as unhandled. Runs in a thread."""
+    def _write_batch(self, pending: list[bytes], segment: int | None) -> tuple[Exception | None, list[float]]:
+        """Write ``pending`` (into a new segment ``segment``, when given) and fsync by the policy: ``(error or
+        None, [seconds of each fsync])``, the error rather than raised, which gevent's pool would print as
+        unhandled. Runs in a thread."""
         fsyncs = []
         self._batch_start = self._written
         ending = None  # the segment this batch ends, kept until the one it begins is written
         try:
-            if pending and type(pending[0]) is _Rotation:  # a new segment starts the batch
+            if segment is not None:
                 fsyncs.append(self._fsync())
-                ending = self._descriptor, self._file_number, self._written
-                self._open(pending[0].number)
-                pending = pending[1:]
+                ending = self._file(), self._file_number, self._written
+                self._open(segment)
             self._write_all(b"".join(pending))
-            if pending and (sync or self.policy == ALWAYS):
+            if pending and (segment is not None or self.policy == ALWAYS):
                 fsyncs.append(self._fsync())
             elif self.policy == EVERYSEC:
                 self._unsynced = True
@@ -313,31 +317,37 @@ class Journal:
                 self._abandon_segment(*ending)
             return error, fsyncs
 
-    def _abandon_segment(self, descriptor, number, written):
+    def _abandon_segment(self, descriptor: int, number: int, written: int) -> None:
         """Go back to segment ``number`` after the next one failed to start: remove what was created of
         that one (nothing in it was acknowledged), so that a full disk retried does not leave a file per
         attempt, nor use up a segment number per attempt."""
         if self._file_number != number:
-            os.close(self._descriptor)
+            os.close(self._file())
             with contextlib.suppress(OSError):
                 os.unlink(segment_path(self.snapshot_path, self._file_number))
         self._descriptor, self._file_number, self._written = descriptor, number, written
 
-    def _write_all(self, data):
+    def _file(self) -> int:
+        """The flusher's file: only once a segment is open."""
+        assert self._descriptor is not None, "no segment open"
+        return self._descriptor
+
+    def _write_all(self, data: bytes) -> None:
+        descriptor = self._file()
         view = memoryview(data)
         while view:
-            written = os.write(self._descriptor, view)
+            written = os.write(descriptor, view)
             view = view[written:]
             self._written += written
 
-    def _fsync(self):
+    def _fsync(self) -> float:
         started = time.perf_counter()
-        os.fdatasync(self._descriptor)
+        os.fdatasync(self._file())
         self._unsynced = False
         self._last_sync = time.monotonic()
         return time.perf_counter() - started
 
-    def _open(self, number):
+    def _open(self, number: int) -> None:
         """Create segment ``number`` and begin it with the magic; the segment before stays open (the caller
         closes it)."""
         self._descriptor = os.open(segment_path(self.snapshot_path, number), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
@@ -347,23 +357,23 @@ class Journal:
         self._write_all(SEGMENT_MAGIC)
         _fsync_directory(self.snapshot_path)
 
-    def _truncate_to_batch_start(self):
+    def _truncate_to_batch_start(self) -> None:
         # A batch that failed half-way may leave records, or part of one, that were never acknowledged:
         # cut them, so that they are not replayed. Best effort: replay drops a torn tail anyway.
         try:
-            os.ftruncate(self._descriptor, self._batch_start)
+            os.ftruncate(self._file(), self._batch_start)
         except OSError:
             return
         self._written = self._batch_start
 
-    def _count_fsync(self, seconds):
+    def _count_fsync(self, seconds: float) -> None:
         index = 0
         while index < len(FSYNC_BUCKETS) and seconds > FSYNC_BUCKETS[index]:
             index += 1
         self.fsync_histogram[index] += 1
         self.fsync_histogram[-1] += seconds
 
-    def _failed(self, error, batch):
+    def _failed(self, error: Exception, batch: Batch) -> None:
         """Fail ``batch`` and everything appended since; the store undoes them, newest first."""
         later = [*(closed for _, closed in self._closed), self._batch]
         self._closed.clear()
@@ -371,7 +381,7 @@ class Journal:
         self.number = self._file_number  # a segment that failed to start is started again, not skipped
         self.failure = str(error)
         self.last_error = (time.time(), str(error))
-        if not batch.sync:  # a segment that failed to start is a snapshot that failed: the snapshotter says it
+        if batch.segment is None:  # a segment that failed to start is a snapshot that failed: the snapshotter says it
             self.failure_log.log(logging.ERROR, "journal write to %s failed: %s; the writes waiting for it are undone "
                                  "and answered 503, and writes are refused until a snapshot succeeds",
                                  segment_path(self.snapshot_path, self.number), error, key=self.failure)
@@ -380,7 +390,7 @@ class Journal:
             each.finish(self.failure)
 
 
-def _fsync_directory(snapshot_path):
+def _fsync_directory(snapshot_path: str) -> None:
     # A created or removed file's entry is durable only once its folder is.
     descriptor = os.open(os.path.dirname(os.path.abspath(snapshot_path)), os.O_RDONLY)
     try:

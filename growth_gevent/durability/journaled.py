@@ -1,11 +1,14 @@
 """The in-memory store with a journal: a write is acknowledged once its record is in the log."""
 
 import collections
+from collections.abc import Callable
 
-from ..stores.base import WritesRefused
-from ..stores.memory import MemoryStore
+from ..core.records import Key, Number, Record
+from ..stores.base import Check, Facet, WritesRefused
+from ..stores.memory import Indicators, MemoryStore
 from .journal import (
     ALWAYS,
+    Batch,
     Journal,
     JournalFailed,
     applied_record,
@@ -15,7 +18,7 @@ from .journal import (
     segment_numbers,
     segment_record,
 )
-from .replay import QueuedJob, replay
+from .replay import QueuedJob, Recovered, replay
 
 
 class JournaledStore(MemoryStore):
@@ -41,19 +44,22 @@ class JournaledStore(MemoryStore):
     snapshot succeeds (the snapshot starts a new segment, and holds the state as it is then).
     """
 
-    def __init__(self, snapshot_path, fsync, **options):
+    def __init__(self, snapshot_path: str, fsync: str, **options: int) -> None:
         super().__init__(**options)
         self.journal = Journal(snapshot_path, fsync, self._queue_written_jobs, self._undo)
-        self._queued = collections.deque()  # QueuedJob of each job given to the applier, in its order
-        self._accepted = collections.deque()  # (QueuedJob, Batch) logged, waiting for their batch
+        # Each job given to the applier, in its order.
+        self._queued: collections.deque[QueuedJob] = collections.deque()
+        # The jobs logged, waiting for their batch.
+        self._accepted: collections.deque[tuple[QueuedJob, Batch]] = collections.deque()
         self._reserved = 0  # records of the jobs accepted, in the queue's room
-        self._snapshot_segment = None  # that the snapshot being written begins with
-        self._covered = None  # the segment that the last snapshot written begins with
-        self.on_journal_failure = None  # called after a failure (the snapshotter tries again soon)
+        self._snapshot_segment: int | None = None  # that the snapshot being written begins with
+        self._covered: int | None = None  # the segment that the last snapshot written begins with
+        # Called after a failure (the snapshotter tries again soon).
+        self.on_journal_failure: Callable[[], None] | None = None
         # key -> (batch, changed the size) of its latest write not yet seen durable; only under "always"
-        self._in_flight = {} if fsync == ALWAYS else None
+        self._in_flight: dict[Key, tuple[Batch, bool]] | None = {} if fsync == ALWAYS else None
 
-    def recover(self, first_segment):
+    def recover(self, first_segment: int) -> Recovered:
         """Replay the log after the snapshot loaded (that begins with ``first_segment``), queue the bulk
         jobs it left unapplied, and begin a new segment. Blocking: before serving."""
         recovered = replay(self.journal.snapshot_path, first_segment, self)
@@ -66,30 +72,31 @@ class JournaledStore(MemoryStore):
             self._covered = number  # the snapshot loaded holds everything
         return recovered
 
-    def put(self, key, value, check=None):
+    def put(self, key: Key, value: Number, check: Check | None = None) -> bool:
         previous = super().get(key)
         created = super().put(key, value, check)
         self._wait_written(key, created, self.journal.append(put_record(key, value), (key, previous)))
         return created
 
-    def delete(self, key, check=None):
+    def delete(self, key: Key, check: Check | None = None) -> bool:
         previous = super().get(key)
         if not super().delete(key, check):
             return False
         self._wait_written(key, True, self.journal.append(delete_record(key), (key, previous)))
         return True
 
-    def get(self, key):
+    def get(self, key: Key) -> Number | None:
         if not self._in_flight or key not in self._in_flight:  # the common case: one lookup more
             return super().get(key)
         return self._durable(lambda: MemoryStore.get(self, key), lambda each, _: each == key)
 
-    def size(self):
+    def size(self) -> int:
         if not self._in_flight:
             return super().size()
         return self._durable(super().size, lambda _, sized: sized)
 
-    def series(self, country, indicator, first=None, last=None):
+    def series(self, country: str, indicator: str, first: int | None = None,
+               last: int | None = None) -> list[tuple[int, Number]]:
         def read():
             return MemoryStore.series(self, country, indicator, first, last)
 
@@ -97,7 +104,9 @@ class JournaledStore(MemoryStore):
             return key[0] == country and key[1] == indicator and _within(key[2], first, last)
         return read() if not self._in_flight else self._durable(read, covers)
 
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
+    def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+                last: int | None = None, offset: int = 0, limit: int = 100,
+                after: Key | None = None) -> tuple[int, list[Record]]:
         def read():
             return MemoryStore.records(self, country, indicator, first, last, offset, limit, after)
 
@@ -105,7 +114,8 @@ class JournaledStore(MemoryStore):
             return _matches(key, country, indicator, first, last)
         return read() if not self._in_flight else self._durable(read, covers)
 
-    def _export_batch(self, country, indicator, first, last, after):
+    def _export_batch(self, country: str | None, indicator: str | None, first: int | None, last: int | None,
+                      after: Key | None) -> list[Record]:
         def read():
             return MemoryStore._export_batch(self, country, indicator, first, last, after)
 
@@ -113,7 +123,7 @@ class JournaledStore(MemoryStore):
             return _matches(key, country, indicator, first, last) and (after is None or key > after)
         return read() if not self._in_flight else self._durable(read, covers)
 
-    def facets(self, by, country=None, indicator=None):
+    def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
         def read():
             return MemoryStore.facets(self, by, country, indicator)
 
@@ -121,61 +131,62 @@ class JournaledStore(MemoryStore):
             return sized and _matches(key, country, indicator)
         return read() if not self._in_flight else self._durable(read, covers)
 
-    def submit_bulk(self, records, initial=False):
+    def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:
         if initial:  # the snapshot's records, or GROWTH_PRELOAD: read again at every start, never logged
             number = super().submit_bulk(records, initial=True)
             if number is not None:
                 self._queued.append(QueuedJob(None, 0, records))
             return number
         self.check_bulk_room(len(records))
-        job = QueuedJob(self._next_job, 0, records)
+        number = self._next_job
+        job = QueuedJob(number, 0, records)
         self._reserve_new_keys(records, job)
         self._next_job += 1
-        batch = self.journal.append(bulk_record(job.job, 0, records), job)
+        batch = self.journal.append(bulk_record(number, 0, records), job)
         if batch is not None:
             self._accepted.append((job, batch))
             self._reserved += len(records)
         else:
             self._release_new_keys(job)
         self._wait(batch)
-        return job.job  # the journal's number: a handle that stays true across restarts
+        return number  # the journal's number: a handle that stays true across restarts
 
-    def check_bulk_room(self, records):
+    def check_bulk_room(self, records: int) -> None:
         super().check_bulk_room(records + self._reserved)
 
-    def start_snapshot(self):
+    def start_snapshot(self) -> tuple[dict[str, Indicators], int, Batch]:
         """A copy of the store, and a new segment begun in the same step: ``(copy, segment, batch)``;
         the copy holds what the segments before that one did, once ``batch`` is written."""
         countries = self.copy()
         self._snapshot_segment, batch = self.journal.rotate(self._header)
         return countries, self._snapshot_segment, batch
 
-    def needs_snapshot(self):
+    def needs_snapshot(self) -> bool:
         """Segments of the log are left from before this process: a snapshot would make them needless."""
         return self._covered is None
 
-    def snapshot_succeeded(self, at):
+    def snapshot_succeeded(self, at: float) -> None:
         super().snapshot_succeeded(at)
         if self._snapshot_segment is not None:
             self._covered, self._snapshot_segment = self._snapshot_segment, None
 
-    def close(self):
+    def close(self) -> None:
         super().close()
         # A graceful stop leaves an empty log: the last snapshot holds everything, nothing is queued.
         self.journal.close(remove=self._covered == self.journal.number and self.journal.segment_records == 1
                            and not self._queued and not self._accepted)
 
-    def restore(self, key, value):
+    def restore(self, key: Key, value: Number | None) -> None:
         """Set ``key`` to ``value``, or remove it (None), as replay and undo do: not logged, not refused."""
         if value is None:
             self._remove(key)
         else:
             MemoryStore._apply_chunk(self, [(key, value)])
 
-    def apply_records(self, records):
+    def apply_records(self, records: list[Record]) -> None:
         MemoryStore._apply_chunk(self, records)
 
-    def _apply_chunk(self, chunk):
+    def _apply_chunk(self, chunk: list[Record]) -> None:
         super()._apply_chunk(chunk)
         job = self._queued[0]
         job.applied += len(chunk)
@@ -185,8 +196,10 @@ class JournaledStore(MemoryStore):
             self._queued.popleft()
 
     def _header(self, number):
-        jobs = [(job.job, job.applied, job.remainder()) for job in self._queued if job.job is not None]
-        jobs += [(job.job, 0, job.records) for job, _ in self._accepted]
+        # Initial data, never logged, has no number; a job accepted was logged, so it has one.
+        jobs = [(job_number, job.applied, job.remainder())
+                for job in self._queued if (job_number := job.job) is not None]
+        jobs += [(job_number, 0, job.records) for job, _ in self._accepted if (job_number := job.job) is not None]
         return segment_record(number, self._next_job, jobs)
 
     def _queue(self, job):
@@ -223,8 +236,10 @@ class JournaledStore(MemoryStore):
     def _durable(self, read, covers):
         """``read()``'s answer once every write in flight that ``covers(key, sized)`` is durable; read
         again after a batch failed and its writes were undone."""
+        in_flight = self._in_flight
+        assert in_flight is not None  # only reads under "always" wait, and it keeps them
         while True:
-            batches = {batch for key, (batch, sized) in self._in_flight.items() if covers(key, sized)}
+            batches = {batch for key, (batch, sized) in in_flight.items() if covers(key, sized)}
             answer = read()
             if not batches:
                 return answer
@@ -234,8 +249,8 @@ class JournaledStore(MemoryStore):
                     batch.wait()
                 except JournalFailed:
                     failed = True
-            for key in [key for key, (batch, _) in self._in_flight.items() if batch in batches]:
-                del self._in_flight[key]
+            for key in [key for key, (batch, _) in in_flight.items() if batch in batches]:
+                del in_flight[key]
             if not failed:
                 return answer
 
@@ -247,7 +262,7 @@ class JournaledStore(MemoryStore):
         writes after it are undone. So a write undone restores the value before it only if no chunk
         after it set the key; if one did, that chunk's value is the one to keep."""
         self._refusal = f"writes are refused until a snapshot succeeds: the journal could not be written: {error}"
-        set_by_chunks = set()
+        set_by_chunks: set[Key] = set()
         for entry in reversed(entries):
             if type(entry) is tuple:
                 key, previous = entry

@@ -13,9 +13,11 @@ import marshal
 import struct
 import sys
 import zlib
+from typing import Any, Literal, Protocol
 
 import ujson
 
+from ..core.records import Key, Number, Record
 from .journal import ALWAYS, EVERYSEC, FRAME, SEGMENT_INFIX, SEGMENT_MAGIC, segment_numbers, segment_path
 
 _FRAME_V1 = struct.Struct("<II")  # version 1 segments: no magic, no checksum of the header
@@ -36,7 +38,7 @@ class TornTail:
     problem: str
     records: int  # cut short in it: 1, or 0 for zeros only
 
-    def dropped(self, policy):
+    def dropped(self, policy: str) -> str:
         """What dropping it loses, by the fsync ``policy`` in force."""
         if self.records == 0:
             lost = "zeros only: nothing was written there"
@@ -51,7 +53,7 @@ class TornTail:
         return f"{self.size} bytes from byte {self.offset} ({self.problem}): {lost}"
 
 
-def read_segment(path):
+def read_segment(path: str) -> tuple[list[bytes], TornTail | None]:
     """The payloads of a segment file, and its :class:`TornTail` (None if it has none)."""
     with open(path, "rb") as segment:
         data = segment.read()
@@ -67,12 +69,13 @@ def read_segment(path):
         frame, offset = _FRAME_V1, 0
     payloads = []
     while offset < len(data):
-        length, problem = _check_frame(data, offset, frame)
-        if problem is None:
+        checked = _check_frame(data, offset, frame)
+        if checked[1] is None:
             start = offset + frame.size
-            payloads.append(data[start:start + length])
-            offset = start + length
+            payloads.append(data[start:start + checked[0]])
+            offset = start + checked[0]
             continue
+        problem = checked[1]
         after = _valid_frame_after(data, offset)
         if after is None:
             return payloads, TornTail(path, offset, len(data) - offset, problem, 1 if data[offset:].strip(b"\0") else 0)
@@ -81,7 +84,7 @@ def read_segment(path):
     return payloads, None
 
 
-def _check_frame(data, offset, frame):
+def _check_frame(data: bytes, offset: int, frame: struct.Struct) -> tuple[int, None] | tuple[None, str]:
     """``(length, None)`` for a valid record at ``offset`` framed by ``frame``; else ``(None, problem)``."""
     if len(data) - offset < frame.size:
         return None, "a record header cut short"
@@ -99,7 +102,7 @@ def _check_frame(data, offset, frame):
     return length, None
 
 
-def _valid_frame_after(data, offset):
+def _valid_frame_after(data: bytes, offset: int) -> int | None:
     """Where the first valid record of either version begins after byte ``offset``, or None."""
     position = data.find(_PAYLOAD_START, offset + 1 + _FRAME_V1.size)
     while position != -1:
@@ -118,10 +121,10 @@ class QueuedJob:
 
     job: int | None  # None: initial data, which is not logged
     offset: int
-    records: list
+    records: list[Record]
     applied: int = 0
 
-    def remainder(self):
+    def remainder(self) -> list[Record]:
         return self.records[self.applied - self.offset:]
 
 
@@ -129,14 +132,28 @@ class QueuedJob:
 class Recovered:
     """What replay found: the segments read, the jobs left queued, the next job number, and counts."""
 
-    segments: list
-    queued: list
+    segments: list[int]
+    queued: list[QueuedJob]
     next_job: int
     records: int = 0
-    torn: list = dataclasses.field(default_factory=list)  # the TornTail of each segment that had one
+    torn: list[TornTail] = dataclasses.field(default_factory=list)  # the TornTail of each segment that had one
 
 
-def replay(snapshot_path, first, store):
+class Replayed(Protocol):
+    """What replay writes to: the journaled store, or the check's store that keeps nothing."""
+
+    def restore(self, key: Key, value: Number | None) -> None: ...
+
+    def apply_records(self, records: list[Record]) -> None: ...
+
+
+# A record as _parsed reads it.
+Parsed = (tuple[Literal["put"], Key, Number] | tuple[Literal["del"], Key, None]
+          | tuple[Literal["bulk"], int, QueuedJob] | tuple[Literal["applied"], int, int]
+          | tuple[Literal["segment"], int, int, list[tuple[int, QueuedJob]]])
+
+
+def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
     """Apply the segments from number ``first`` on to ``store`` (``restore(key, value or None)``,
     ``apply_records(records)``); :class:`JournalDamaged` before anything is applied if one cannot be read.
     Torn tails are dropped, and listed in what it returns, for the caller to say.
@@ -161,19 +178,18 @@ def replay(snapshot_path, first, store):
             raise JournalDamaged(f"{path} is damaged: a record that growth-gevent did not write ({error})") from None
         if torn is not None:
             recovered.torn.append(torn)
-    jobs = {}
+    jobs: dict[int, QueuedJob] = {}
     for number, records in zip(numbers, segments, strict=True):
         for record in records:
             recovered.records += 1
-            kind = record[0]
-            if kind == "put":
+            if record[0] == "put":
                 store.restore(record[1], record[2])
-            elif kind == "del":
+            elif record[0] == "del":
                 store.restore(record[1], None)
-            elif kind == "bulk":
-                jobs[record[1].job] = record[1]
-                recovered.next_job = max(recovered.next_job, record[1].job + 1)
-            elif kind == "applied":
+            elif record[0] == "bulk":
+                jobs[record[1]] = record[2]
+                recovered.next_job = max(recovered.next_job, record[1] + 1)
+            elif record[0] == "applied":
                 job = jobs.get(record[1])
                 if job is None or not job.applied <= record[2] <= job.offset + len(job.records):
                     raise JournalDamaged(f"{segment_path(snapshot_path, number)} is damaged: it marks records of "
@@ -183,7 +199,7 @@ def replay(snapshot_path, first, store):
                 if job.applied == job.offset + len(job.records):
                     del jobs[record[1]]
             elif record[1] == number:  # a segment's header: the queue as it stood when the segment began
-                jobs = {job.job: job for job in record[3]}
+                jobs = dict(record[3])
                 recovered.next_job = max(recovered.next_job, record[2])
             else:
                 raise JournalDamaged(f"{segment_path(snapshot_path, number)} is damaged: it begins as segment "
@@ -192,42 +208,44 @@ def replay(snapshot_path, first, store):
     return recovered
 
 
-def _parsed(payload):
-    """A payload as ``(kind, ...)`` with keys as tuples and jobs as :class:`QueuedJob`; ValueError or
+def _parsed(payload: bytes) -> Parsed:
+    """A payload as ``(kind, ...)`` with keys as tuples and jobs as ``(number, QueuedJob)``; ValueError or
     TypeError for one that growth-gevent would not have written."""
     head, _, records = payload.partition(b"\n")
     record = ujson.loads(head)
     kind = record[0]
     if kind == "put" and len(record) == 5:
-        return kind, _key(record[1:4]), _number(record[4])
+        return "put", _key(record[1:4]), _number(record[4])
     if kind == "del" and len(record) == 4:
-        return kind, _key(record[1:4]), None
+        return "del", _key(record[1:4]), None
     if kind == "bulk" and len(record) == 3:
-        return kind, _job(*record[1:], marshal.loads(records))
+        return "bulk", *_job(record[1:], marshal.loads(records))
     if kind == "applied" and len(record) == 3 and type(record[1]) is int and type(record[2]) is int:
-        return kind, record[1], record[2]
+        return "applied", record[1], record[2]
     if kind == "segment" and len(record) == 4 and type(record[1]) is int and type(record[2]) is int:
         jobs = marshal.loads(records)
         if len(jobs) != len(record[3]):
             raise ValueError("a segment header whose jobs do not match their records")
-        return kind, record[1], record[2], [_job(*job, rows) for job, rows in zip(record[3], jobs, strict=True)]
+        return "segment", record[1], record[2], [_job(job, rows) for job, rows in zip(record[3], jobs, strict=True)]
     raise ValueError(f"an unknown record {payload[:40]!r}")
 
 
-def _key(fields):
+def _key(fields: Any) -> Key:
     country, indicator, year = fields
     if type(country) is not str or type(indicator) is not str or type(year) is not int:
         raise ValueError("a key that is not [country, indicator, year]")
     return sys.intern(country), sys.intern(indicator), year
 
 
-def _number(value):
-    if type(value) not in (int, float):
-        raise ValueError("a value that is not a number")
-    return value
+def _number(value: object) -> Number:
+    if type(value) is int or type(value) is float:
+        return value
+    raise ValueError("a value that is not a number")
 
 
-def _job(job, offset, rows):
-    if type(job) is not int or type(offset) is not int:
+def _job(fields: object, rows: Any) -> tuple[int, QueuedJob]:
+    """A job's number, and the job from ``[number, offset]`` and its records (``rows``, as marshal read them)."""
+    if type(fields) is not list or len(fields) != 2 or type(fields[0]) is not int or type(fields[1]) is not int:
         raise ValueError("a bulk job without its number and offset")
-    return QueuedJob(job, offset, [(_key(key), _number(value)) for key, value in rows], offset)
+    number, offset = fields
+    return number, QueuedJob(number, offset, [(_key(key), _number(value)) for key, value in rows], offset)

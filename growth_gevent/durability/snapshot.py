@@ -26,6 +26,7 @@ import re
 import sys
 import time
 import zlib
+from typing import Any
 
 import gevent
 import ujson
@@ -33,7 +34,7 @@ from gevent.event import Event
 from gevent.lock import Semaphore
 
 from ..core.logs import ThrottledLog
-from ..core.records import check_name, is_finite_number
+from ..core.records import Key, Number, Record, check_name, is_finite_number
 from .journal import JournalFailed
 from .journaled import JournaledStore
 
@@ -65,7 +66,7 @@ class SnapshotInUse(SnapshotError):
     """Another process owns the snapshot path."""
 
 
-def temporary_path(path):
+def temporary_path(path: str) -> str:
     """Where ``path`` is written before it is renamed into place: one name, since one process owns it."""
     directory, name = os.path.split(os.path.abspath(path))
     return os.path.join(directory, f".{name}.tmp")
@@ -108,7 +109,7 @@ class SnapshotLock:
             pass
 
 
-def write_snapshot(path, items, journal=None):
+def write_snapshot(path: str, items: list[Record], journal: int | None = None) -> None:
     """Write ``[(key, value), ...]`` to ``path`` atomically, with the first ``journal`` segment it does
     not hold, if given. Blocking: run it in a thread.
 
@@ -121,7 +122,7 @@ def write_snapshot(path, items, journal=None):
         with open(descriptor, "wb") as output:
             checksum = 0
 
-            def write(data):
+            def write(data: bytes) -> None:
                 nonlocal checksum
                 checksum = zlib.crc32(data, checksum)
                 output.write(data)
@@ -144,7 +145,7 @@ def write_snapshot(path, items, journal=None):
     _fsync_directory(os.path.dirname(temporary))
 
 
-def _fsync_directory(directory):
+def _fsync_directory(directory: str) -> None:
     # The rename itself is durable only once the folder's entry is on disk.
     descriptor = os.open(directory, os.O_RDONLY)
     try:
@@ -153,12 +154,12 @@ def _fsync_directory(directory):
         os.close(descriptor)
 
 
-def read_snapshot(path):
+def read_snapshot(path: str) -> list[Record]:
     """The ``[(key, value), ...]`` of a snapshot file, or :class:`SnapshotError`. Never changes the file."""
     return load_snapshot(path)[0]
 
 
-def load_snapshot(path):
+def load_snapshot(path: str) -> tuple[list[Record], int]:
     """``([(key, value), ...], S)``: a snapshot file's records and the first journal segment that it does
     not hold (0: it names none); or :class:`SnapshotError`. Never changes the file."""
     with open(path, "rb") as snapshot:
@@ -192,7 +193,7 @@ RESTORE = ("It was not loaded. Restore it from a backup (`growth-gevent check PA
            "move it away to start without the records it held.")
 
 
-def _verified(path, raw):
+def _verified(path: str, raw: bytes) -> int | None:
     """Where the document ends, once the checksum line after it matches it; None when the file is one
     line (version 1, or a snapshot cut short); SnapshotError when the checksum does not match."""
     end = raw.rfind(b"\n", 0, len(raw) - 1) + 1
@@ -207,7 +208,7 @@ def _verified(path, raw):
     return end
 
 
-def _parse_rows(path, rows):
+def _parse_rows(path: str, rows: list[Any]) -> list[Record]:
     """The rows as ``[(key, value), ...]``; a row that growth-gevent would not have written is damage.
 
     A repeated key is refused rather than counted once: snapshots are written from the store's dicts,
@@ -215,9 +216,9 @@ def _parse_rows(path, rows):
     Shared names and years, copied values: as in records.parse_records, nothing kept may pin the
     memory of the parsed document.
     """
-    names = {}  # each distinct name checked once: a few hundred for 42,450 records
-    years = {}
-    parsed = {}
+    names: dict[str, str] = {}  # each distinct name checked once: a few hundred for 42,450 records
+    years: dict[int, int] = {}
+    parsed: dict[Key, Number] = {}
     for index, row in enumerate(rows):
         key = None
         if type(row) is list and len(row) == 4 and type(row[2]) is int and is_finite_number(row[3]):
@@ -234,7 +235,7 @@ def _parse_rows(path, rows):
     return list(parsed.items())
 
 
-def _stored_name(names, value):
+def _stored_name(names: dict[str, str], value: object) -> str | None:
     """``value`` interned, if a store key can hold it (keys are upper-case); else None."""
     if type(value) is not str:
         return None

@@ -2,13 +2,19 @@
 
 import bisect
 import logging
+from collections.abc import Iterator
 
+from ..core.records import Key, Number, Record
 from .applier import BulkApplier
 from .base import (
     COUNTRY,
     EXPORT_BATCH_RECORDS,
     JOBS_KEPT,
     BulkQueueFull,
+    BulkStatus,
+    Check,
+    Facet,
+    JobStatus,
     Store,
     StoreFull,
     WritesRefused,
@@ -18,8 +24,11 @@ from .base import (
 
 log = logging.getLogger("growth_gevent")
 
+Series = dict[int, Number]  # year -> value
+Indicators = dict[str, Series]  # indicator -> its series
 # What a lookup of an absent country or series finds; never written to.
-_NOTHING = {}
+_NO_INDICATORS: Indicators = {}
+_NO_SERIES: Series = {}
 
 
 class MemoryStore(Store):
@@ -42,7 +51,7 @@ class MemoryStore(Store):
         """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
         accepted and not yet applied; ``max_records``: the most records held (GROWTH_BULK_CHUNK_RECORDS,
         GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS); ``jobs_kept``: the bulk jobs job_status() knows."""
-        self._countries = {}
+        self._countries: dict[str, Indicators] = {}
         self._size = 0
         self._bulk = BulkApplier(self._apply_chunk, chunk_size, jobs_kept)
         self._next_job = 1
@@ -50,26 +59,26 @@ class MemoryStore(Store):
         self._max_records = max_records
         # The keys that bulk jobs accepted and not yet applied will add, none of them stored, each once:
         # key -> the job that counted it. What the record cap holds for those jobs.
-        self._new_keys = {}
+        self._new_keys: dict[Key, object] = {}
         self._initial_data_taken = False
-        self._snapshots = None  # what snapshot_status() answers, once snapshots started
-        self._refusal = None  # why writes are refused, or None
+        self._snapshots: dict[str, float | str | None] | None = None  # snapshot_status(), once they started
+        self._refusal: str | None = None  # why writes are refused
         # (country, indicator) -> (first year, last year) of the series, for facets(): filled when asked
         # for, dropped by a write that adds or removes one of its years (a value replaced changes neither).
-        self._year_ranges = {}
+        self._year_ranges: dict[tuple[str, str], tuple[int, int]] = {}
         self.changes = 0
 
-    def get(self, key):
+    def get(self, key: Key) -> Number | None:
         country, indicator, year = key
-        series = self._countries.get(country, _NOTHING).get(indicator)
+        series = self._countries.get(country, _NO_INDICATORS).get(indicator)
         return None if series is None else series.get(year)
 
-    def put(self, key, value, check=None):
+    def put(self, key: Key, value: Number, check: Check | None = None) -> bool:
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
         country, indicator, year = key
         # Not self.get: a store built on this one may make its reads wait, and a write must not yield.
-        series = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+        series = self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
         if check is not None:
             check(series.get(year))
         stored = year in series
@@ -88,18 +97,18 @@ class MemoryStore(Store):
         self.changes += 1
         return created
 
-    def delete(self, key, check=None):
+    def delete(self, key: Key, check: Check | None = None) -> bool:
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
         if check is not None:
             country, indicator, year = key
-            check(self._countries.get(country, _NOTHING).get(indicator, _NOTHING).get(year))
+            check(self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES).get(year))
         return self._remove(key)
 
-    def _remove(self, key):
+    def _remove(self, key: Key) -> bool:
         country, indicator, year = key
-        indicators = self._countries.get(country, _NOTHING)
-        series = indicators.get(indicator, _NOTHING)
+        indicators = self._countries.get(country, _NO_INDICATORS)
+        series = indicators.get(indicator, _NO_SERIES)
         if series.pop(year, None) is None:
             return False
         if self._year_ranges:
@@ -112,24 +121,27 @@ class MemoryStore(Store):
         self.changes += 1
         return True
 
-    def size(self):
+    def size(self) -> int:
         return self._size
 
-    def series(self, country, indicator, first=None, last=None):
-        series = self._countries.get(country, _NOTHING).get(indicator, _NOTHING)
+    def series(self, country: str, indicator: str, first: int | None = None,
+               last: int | None = None) -> list[tuple[int, Number]]:
+        series = self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
         return [(year, series[year]) for year in _years_in(series, first, last)]
 
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
+    def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+                last: int | None = None, offset: int = 0, limit: int = 100,
+                after: Key | None = None) -> tuple[int, list[Record]]:
         countries = self._countries
         total = 0
-        page = []
+        page: list[Record] = []
         # Paging order, which stores/redis/lua/records.lua keeps too: country, indicator (code point order, the
         # same as Redis's byte order of their UTF-8), then year as a number. ``skip`` counts the records
         # still to pass over, from ``after`` when given: series before it are counted, not read.
         skip = offset
         after_series = None if after is None else after[:2]
         for country_name in sorted(countries) if country is None else [country]:
-            indicators = countries.get(country_name, _NOTHING)
+            indicators = countries.get(country_name, _NO_INDICATORS)
             for indicator_name in sorted(indicators) if indicator is None else [indicator]:
                 series = indicators.get(indicator_name)
                 if not series:
@@ -140,7 +152,7 @@ class MemoryStore(Store):
                 if len(page) == limit or (after_series is not None and (country_name, indicator_name) < after_series):
                     continue
                 start = 0
-                if (country_name, indicator_name) == after_series:
+                if after is not None and (country_name, indicator_name) == after_series:
                     years = sorted(series) if years is None else years
                     start = bisect.bisect_right(years, after[2])
                 if skip >= count - start:
@@ -152,7 +164,8 @@ class MemoryStore(Store):
                     page.append(((country_name, indicator_name, year), series[year]))
         return total, page
 
-    def export(self, country=None, indicator=None, first=None, last=None):
+    def export(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+               last: int | None = None) -> Iterator[list[Record]]:
         after = None
         while True:
             batch = self._export_batch(country, indicator, first, last, after)
@@ -162,20 +175,21 @@ class MemoryStore(Store):
                 return
             after = batch[-1][0]
 
-    def _export_batch(self, country, indicator, first, last, after):
+    def _export_batch(self, country: str | None, indicator: str | None, first: int | None, last: int | None,
+                      after: Key | None) -> list[Record]:
         """The next batch after the key ``after`` (from the first record when None), read in one step."""
         countries = self._countries
-        batch = []
+        batch: list[Record] = []
         country_names = sorted(countries) if country is None else [country]
         if after is not None:
             country_names = country_names[bisect.bisect_left(country_names, after[0]):]
         for country_name in country_names:
-            indicators = countries.get(country_name, _NOTHING)
+            indicators = countries.get(country_name, _NO_INDICATORS)
             indicator_names = sorted(indicators) if indicator is None else [indicator]
             if after is not None and country_name == after[0]:
                 indicator_names = indicator_names[bisect.bisect_left(indicator_names, after[1]):]
             for indicator_name in indicator_names:
-                series = indicators.get(indicator_name, _NOTHING)
+                series = indicators.get(indicator_name, _NO_SERIES)
                 years = _years_in(series, first, last)
                 if after is not None and (country_name, indicator_name) == after[:2]:
                     years = years[bisect.bisect_right(years, after[2]):]
@@ -185,12 +199,12 @@ class MemoryStore(Store):
                     return batch
         return batch
 
-    def facets(self, by, country=None, indicator=None):
+    def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
         countries = self._countries
         ranges = self._year_ranges
-        totals = {}
+        totals: dict[str, list[int]] = {}
         for country_name in countries if country is None else [country]:
-            indicators = countries.get(country_name, _NOTHING)
+            indicators = countries.get(country_name, _NO_INDICATORS)
             for indicator_name in indicators if indicator is None else [indicator]:
                 series = indicators.get(indicator_name)
                 if not series:
@@ -201,7 +215,7 @@ class MemoryStore(Store):
                 add_to_facet(totals, country_name if by == COUNTRY else indicator_name, len(series), *years)
         return facet_list(totals)
 
-    def copy(self):
+    def copy(self) -> dict[str, Indicators]:
         """A consistent copy, ``{country: {indicator: {year: value}}}``, taken in one step.
 
         Only the dicts are copied (docs/performance.md), so it can be taken without yielding
@@ -210,7 +224,7 @@ class MemoryStore(Store):
         return {country: {indicator: dict(series) for indicator, series in indicators.items()}
                 for country, indicators in self._countries.items()}
 
-    def submit_bulk(self, records, initial=False):
+    def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:
         # The initial-data rule and the queue bound (Store.submit_bulk), which stores/redis/lua/enqueue.lua
         # decides in the same way for the Redis store.
         if initial:
@@ -229,21 +243,21 @@ class MemoryStore(Store):
         self._bulk.submit(records, number)
         return number
 
-    def check_bulk_room(self, records):
+    def check_bulk_room(self, records: int) -> None:
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
         pending = self._bulk.records_waiting()
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
 
-    def _reserve_new_keys(self, records, job):
+    def _reserve_new_keys(self, records: list[Record], job: object) -> None:
         """Count the keys ``records`` add (not stored, not counted by a job waiting, each once); raise
         :class:`StoreFull` when the store could pass ``max_records`` with them, else count them for
         ``job`` until they are stored. One step that does not yield, as every write is."""
         countries = self._countries
         counted = self._new_keys
         new = {}
-        series = _NOTHING
+        series = _NO_SERIES
         country = indicator = None
         for key, _ in records:
             # A load's records come series by series, their names interned: the series is looked up again
@@ -251,7 +265,7 @@ class MemoryStore(Store):
             record_country, record_indicator, year = key
             if record_indicator is not indicator or record_country is not country:
                 country, indicator = record_country, record_indicator
-                series = countries.get(country, _NOTHING).get(indicator, _NOTHING)
+                series = countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
             if year not in series and key not in counted:
                 new[key] = job
         held = self._size + len(counted)
@@ -259,46 +273,46 @@ class MemoryStore(Store):
             raise StoreFull(held, self._max_records, len(new))
         counted.update(new)
 
-    def _release_new_keys(self, job):
+    def _release_new_keys(self, job: object) -> None:
         """Forget the new keys ``job`` counted: a job undone before it was applied."""
         counted = self._new_keys
         for key in [key for key, owner in counted.items() if owner is job]:
             del counted[key]
 
-    def bulk_status(self):
+    def bulk_status(self) -> BulkStatus:
         return self._bulk.status()
 
-    def job_status(self, job):
+    def job_status(self, job: int) -> JobStatus | None:
         return self._bulk.job_status(job)
 
-    def wait_idle(self, timeout=None):
+    def wait_idle(self, timeout: float | None = None) -> bool:
         return self._bulk.wait_idle(timeout)
 
-    def close(self):
+    def close(self) -> None:
         self._bulk.close()
 
-    def snapshots_started(self):
+    def snapshots_started(self) -> None:
         """Snapshots are taken from now on: :meth:`snapshot_status` reports on them."""
         self._snapshots = {"last snapshot": None, "snapshot error": None}
 
-    def snapshot_succeeded(self, at):
+    def snapshot_succeeded(self, at: float) -> None:
         """A snapshot was written at ``at`` (unix time): writes are accepted again."""
         self._snapshots = {"last snapshot": at, "snapshot error": None}
         self._refusal = None
 
-    def snapshot_failed(self, reason, refuse_writes):
+    def snapshot_failed(self, reason: str, refuse_writes: bool) -> None:
         """A snapshot failed for ``reason``; with ``refuse_writes``, writes are refused until one succeeds."""
         self._snapshots = {**(self._snapshots or {"last snapshot": None}), "snapshot error": reason}
         if refuse_writes:
             self._refusal = f"writes are refused until a snapshot succeeds: the last snapshot failed: {reason}"
 
-    def snapshot_status(self):
+    def snapshot_status(self) -> dict[str, float | str | None] | None:
         return None if self._snapshots is None else dict(self._snapshots)
 
-    def writes_refused(self):
+    def writes_refused(self) -> str | None:
         return self._refusal
 
-    def _apply_chunk(self, chunk):
+    def _apply_chunk(self, chunk: list[Record]) -> None:
         countries = self._countries
         counted = self._new_keys
         ranges = self._year_ranges
@@ -323,7 +337,7 @@ class MemoryStore(Store):
         self.changes += 1
 
 
-def _years_in(series, first, last):
+def _years_in(series: Series, first: int | None, last: int | None) -> list[int]:
     # The single-year shortcut, which stores/redis/lua/records.lua takes too: one lookup, not a scan.
     if first is not None and first == last:
         return [first] if first in series else []

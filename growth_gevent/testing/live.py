@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 from growth_gevent.testing.polling import wait_for
 
@@ -33,11 +34,11 @@ class LiveServer:
     def __init__(self, command=(sys.executable, "-m", "growth_gevent"), **env):
         self.command = list(command)
         self.env = {**os.environ, "HOST": "127.0.0.1", "PORT": "0", **env}
-        self.process = None
-        self.port = None
-        self.lines = []
-        self._lines = queue.Queue()
-        self.process_options = {}  # more keyword arguments of Popen
+        self.process: subprocess.Popen[str] | None = None
+        self.port: int | None = None
+        self.lines: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()  # None: the process closed its stderr
+        self.process_options: dict[str, Any] = {}  # more keyword arguments of Popen, of its many types
 
     def launch(self):
         """Start the process without waiting for it to listen."""
@@ -53,6 +54,7 @@ class LiveServer:
         return self
 
     def _read_stderr(self):
+        assert self.process is not None and self.process.stderr is not None  # launched, stderr=PIPE
         for line in self.process.stderr:
             self._lines.put(line)
         self._lines.put(None)
@@ -112,16 +114,18 @@ class LiveServer:
         return wait_for(complete, timeout)
 
     def terminate(self):
+        assert self.process is not None, "launch() first"
         self.process.send_signal(signal.SIGTERM)
 
     def wait_exit(self, timeout):
+        assert self.process is not None, "launch() first"
         code = self.process.wait(timeout)
         for line in iter(self._lines.get, None):
             self.lines.append(line)
         return code
 
     def stop(self):
-        if self.process.poll() is None:
+        if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
 

@@ -66,7 +66,7 @@ class RedisServer:
         self.tls = tls
         self.settings = list(settings)
         self.url = f"{'rediss' if tls else 'redis'}://127.0.0.1:{self.port}/0"
-        self.process = None
+        self.process: subprocess.Popen[bytes] | None = None
         self._directory = tempfile.TemporaryDirectory(prefix="redis-")
 
     def start(self):
@@ -77,14 +77,14 @@ class RedisServer:
                       "--tls-key-file", key, "--tls-ca-cert-file", certificate, "--tls-auth-clients", "no"]
         log = pathlib.Path(self._directory.name) / "redis-server.log"
         with log.open("ab") as output:
-            self.process = subprocess.Popen(
+            process = self.process = subprocess.Popen(
                 ["redis-server", *listen, "--bind", "127.0.0.1", "--dir", self._directory.name, "--save", "",
                  "--appendonly", "no", *self.settings],
                 stdout=output)
         client = self.client()
 
         def answers():
-            if self.process.poll() is not None:
+            if process.poll() is not None:
                 said = log.read_text(errors="replace").splitlines()[-LOG_LINES:]
                 raise RuntimeError(f"redis-server exited at start on port {self.port}: {said}")
             try:
@@ -105,9 +105,11 @@ class RedisServer:
 
     def pause(self):
         """Stop answering without closing connections: a Redis that hangs."""
+        assert self.process is not None, "start() first"
         self.process.send_signal(signal.SIGSTOP)
 
     def resume(self):
+        assert self.process is not None, "start() first"
         self.process.send_signal(signal.SIGCONT)
 
     def stop(self):

@@ -25,7 +25,7 @@ class SentinelServer:
 
     def __init__(self, directory: pathlib.Path):
         self.port = free_port()
-        self.process = None
+        self.process: subprocess.Popen[bytes] | None = None
         self._config = directory / f"sentinel-{self.port}.conf"
         self._log = directory / f"sentinel-{self.port}.log"
 
@@ -39,12 +39,12 @@ class SentinelServer:
 
     def start(self):
         with self._log.open("ab") as output:
-            self.process = subprocess.Popen(["redis-server", str(self._config), "--sentinel"], stdout=output)
-        wait_for(self._answers, START_SECONDS)
+            process = self.process = subprocess.Popen(["redis-server", str(self._config), "--sentinel"], stdout=output)
+        wait_for(lambda: self._answers(process), START_SECONDS)
         return self
 
-    def _answers(self):
-        if self.process.poll() is not None:
+    def _answers(self, process: subprocess.Popen[bytes]):
+        if process.poll() is not None:
             raise RuntimeError(f"Sentinel exited at start: {self._log.read_text(errors='replace')[-500:]}")
         try:
             with self.client() as client:
@@ -107,7 +107,8 @@ class SentinelGroup:
 
     def primary(self) -> RedisServer:
         """The data node that the running Sentinels name the primary (all agreeing)."""
-        ports = {sentinel.master()["port"] for sentinel in self.sentinels if sentinel.process.poll() is None}
+        ports = {sentinel.master()["port"] for sentinel in self.sentinels
+                 if sentinel.process is not None and sentinel.process.poll() is None}
         assert len(ports) == 1, f"the Sentinels disagree on the primary: {ports}"
         port = ports.pop()
         return next(node for node in self.nodes if node.port == port)
@@ -124,5 +125,6 @@ class SentinelGroup:
         return wait_for(new_primary, FAILOVER_SECONDS, interval=0.1)
 
     def stop(self):
-        for process in [*self.sentinels, *self.nodes]:
-            process.stop()
+        servers: list[SentinelServer | RedisServer] = [*self.sentinels, *self.nodes]
+        for server in servers:
+            server.stop()

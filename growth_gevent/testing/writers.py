@@ -58,8 +58,8 @@ class Writers:
         while not self._stop.is_set():
             path = f"/api/v1/growth/W{index}/X/{n % KEYS_PER_WRITER}"
             started = time.monotonic()
+            connection = connection or http.client.HTTPConnection("127.0.0.1", self._port, timeout=self._timeout)
             try:
-                connection = connection or http.client.HTTPConnection("127.0.0.1", self._port, timeout=self._timeout)
                 connection.request("PUT", path, json.dumps({"value": n}), {"Content-Type": "application/json"})
                 response = connection.getresponse()
                 response.read()

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from growth_gevent.testing import RedisServer, free_port, redis_server
+from growth_gevent.testing import LiveServer, RedisServer, free_port, redis_server
 from growth_gevent.testing.redis_server import EPHEMERAL_RANGE
 
 from support import ROOT
@@ -53,3 +53,10 @@ def test_a_redis_server_that_cannot_bind_says_why():
         taken.bind(("127.0.0.1", server.port))
         with pytest.raises(RuntimeError, match=f"exited at start on port {server.port}: .*Address already in use"):
             server.start()
+
+
+def test_a_server_that_could_not_be_launched_stops_without_a_second_error(tmp_path):
+    server = LiveServer(command=[str(tmp_path / "no-such-python")])
+    with pytest.raises(FileNotFoundError):
+        server.start()
+    server.stop()  # as a fixture's teardown calls it: nothing to stop, and the first error stands

@@ -11,7 +11,7 @@ import gevent
 import redis
 from gevent.event import Event
 
-from .connection import LOST, PING, Connect, ask
+from .connection import LOST, PING, Connect, Connection, ask
 from .keys import SERIES_PREFIX
 
 # Series the cache holds at most; past it, it starts again empty.
@@ -51,12 +51,12 @@ class ReadCache:
         self._stale_seconds = stale_seconds
         self._ping_seconds = stale_seconds / 4
         self._reconnect_seconds = reconnect_seconds
-        self._series = {}  # series key -> {year: value, or None for no record}
+        self._series: dict[str, dict[int, object]] = {}  # series key -> {year: value, or None for no record}
         self._fresh_as_of = -math.inf  # when the last PING answered was sent
-        self._pings = collections.deque()  # when each PING not yet answered was sent
-        self._connection = None
+        self._pings: collections.deque[float] = collections.deque()  # when each PING not yet answered was sent
+        self._connection: Connection | None = None
         self._wanted = Event()  # a read would like a fresher PING
-        self._greenlets = []
+        self._greenlets: list[gevent.Greenlet] = []
         self._off = False  # the connection was lost, and not made again yet
         self._refused = False  # Redis refused tracking: reads go to Redis
 
@@ -101,9 +101,9 @@ class ReadCache:
         """The greenlet that reads invalidations and PING answers, connecting again when cut off."""
         while True:
             try:
-                self._subscribe()
+                connection = self._subscribe()
                 while True:
-                    for message in self._connection.receive():
+                    for message in connection.receive():
                         self._receive(message)
             except LOST as error:
                 if not self._off:
@@ -117,7 +117,7 @@ class ReadCache:
                 self._disconnect()
             gevent.sleep(self._reconnect_seconds)
 
-    def _subscribe(self):
+    def _subscribe(self) -> Connection:
         connection = self._new_connection()
         try:
             own_id = ask(connection, "CLIENT", "ID")
@@ -134,6 +134,7 @@ class ReadCache:
         if self._off:
             log.info("read cache on again")
             self._off = False
+        return connection
 
     def _receive(self, message):
         kind = message[0]

@@ -89,7 +89,7 @@ def unasked_reply_error(reply: Any) -> redis.RedisError:
 def ask(connection: Connection, *arguments) -> Any:
     """Send one command and wait for its reply, raising an error reply (before pipelining starts)."""
     connection.sendall(command(*arguments))
-    replies = []
+    replies: list[Any] = []  # RESP replies, of any of its types
     while not replies:
         replies = connection.receive()
     if isinstance(replies[0], redis.RedisError):

@@ -29,7 +29,7 @@ from .keys import DATA_MARKER
 CHECK_SECONDS = 2.0
 
 log = logging.getLogger("growth_gevent")
-_said_for_runs = set()  # run ids of the Redis servers whose persistence was said, in this process tree
+_said_for_runs: set[str | None] = set()  # run ids of the Redis servers whose persistence was said, in this process tree
 
 
 # What each failure loses of the acknowledged writes, by appendfsync ("off": appendonly no) and by whether
@@ -80,9 +80,9 @@ class DurabilityWatch:
         self._min_replicas = min_replicas
         self._interval = interval
         self.losses = 0
-        self._marker = None  # the marker's token at the last check
-        self._run_id = None
-        self._greenlet = None
+        self._marker: bytes | None = None  # the marker's token at the last check
+        self._run_id: str | None = None  # the server's at the last check (None: not known)
+        self._greenlet: gevent.Greenlet | None = None
 
     def start(self) -> None:
         """Check now, if Redis answers, then every ``interval`` seconds."""
@@ -128,7 +128,7 @@ class DurabilityWatch:
             log.info("Redis restarted (run id %s -> %s) with its data", self._run_id, run_id)
         self._marker, self._run_id = marker, run_id
 
-    def _server_run_id(self):
+    def _server_run_id(self) -> str | None:
         """The run id of the Redis server, new at each start; None when INFO is refused."""
         try:
             info = self._call("INFO", "server")

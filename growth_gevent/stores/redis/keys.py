@@ -32,6 +32,8 @@ request walks keys it does not need.
 
 import ujson
 
+from ...core.records import Number, Record
+
 PREFIX = "growth:"
 SERIES_PREFIX = PREFIX + "s:"
 COUNTRIES = PREFIX + "countries"
@@ -61,10 +63,11 @@ def record_keys(country: str, indicator: str) -> list[str]:
     return [series_key(country, indicator), f"{PREFIX}i:{country}", COUNTRIES, SIZE]
 
 
-def encode_chunk(records) -> str:
+def encode_chunk(records: list[Record]) -> str:
     """One bulk chunk as the apply script reads it (see the layout of ``growth:job:{N}`` above)."""
-    groups = []
-    series = fields = None
+    groups: list[tuple[str, str, list[Number]]] = []
+    series = None
+    fields: list[Number] = []
     for (country, indicator, year), value in records:
         if (country, indicator) != series or len(fields) == MAX_GROUP_FIELDS:
             series, fields = (country, indicator), []

@@ -255,7 +255,7 @@ class SentinelPrimary:
                     self.suspect(f"Sentinel says {channel} {' '.join(words)}")
 
 
-class _ToPrimary:
+class PrimaryConnection(redis.Connection):
     """A redis-py connection (of the bulk loads' pool) to the primary that the Sentinels name, found
     again at each connect."""
 
@@ -268,12 +268,8 @@ class _ToPrimary:
         return super()._connect()
 
 
-class PrimaryConnection(_ToPrimary, redis.Connection):
-    pass
-
-
-class PrimarySSLConnection(_ToPrimary, redis.SSLConnection):
-    pass
+class PrimarySSLConnection(PrimaryConnection, redis.SSLConnection):
+    """The same over TLS: its ``_connect`` finds the primary, then ``redis.SSLConnection``'s wraps the socket."""
 
 
 def _name(address: tuple[str, int]) -> str:

@@ -3,6 +3,7 @@
 import collections
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gevent
@@ -49,8 +50,8 @@ class SharedConnection:
         self._max_waiting = max_waiting
         self._replicas = replicas
         self._wait_milliseconds = max(1, round(wait_seconds * 1000))
-        self._link = None  # the current connection's _Link
-        self._attempt = None  # the greenlet making a connection, whose value is a _Link or an error
+        self._link: _Link | None = None  # the current connection's
+        self._attempt: gevent.Greenlet | None = None  # making a connection: its value is a _Link or an error
 
     def call(self, *arguments) -> Any:
         """Redis's reply to one command; a redis-py exception for an error reply or a lost connection.
@@ -117,16 +118,17 @@ class _Link:
     """One connection of a :class:`SharedConnection`: its commands not yet written, its callers waiting
     in order."""
 
-    def __init__(self, connection: Connection, on_lost, timeout: float):
-        self._connection = connection
+    def __init__(self, connection: Connection, on_lost: Callable[["_Link"], None], timeout: float):
+        self._connection: Connection | None = connection  # None once closed
         self._on_lost = on_lost
         self._timeout = timeout
-        self.outgoing = []  # commands queued, in RESP
-        self.waiting = collections.deque()  # (Waiter, when queued) per command written or queued, in order
+        self.outgoing: list[bytes] = []  # commands queued, in RESP
+        # (Waiter, when queued) per command written or queued, in order.
+        self.waiting: collections.deque[tuple[Waiter, float]] = collections.deque()
         self.write_wanted = Event()
-        self.error = None  # why the connection was closed, once it is
+        self.error: redis.RedisError | None = None  # why the connection was closed, once it is
         self._hub = gevent.get_hub()
-        self._greenlets = [gevent.spawn(self._write), gevent.spawn(self._read), gevent.spawn(self._watch)]
+        self._greenlets = [gevent.spawn(self._write), gevent.spawn(self._read, connection), gevent.spawn(self._watch)]
         self._next_confirmation = None  # the AsyncResult of the WAIT to send next, once there is a caller
         self._confirming = False  # a greenlet sends WAITs, one at a time
 
@@ -188,20 +190,23 @@ class _Link:
             while True:
                 self.write_wanted.wait()
                 self.write_wanted.clear()
+                connection = self._connection
+                if connection is None:  # closed after a caller woke this greenlet, and before it ran
+                    return
                 batch, self.outgoing = self.outgoing, []
                 # A connection with nothing in flight may have been closed by Redis (restarted, or its
                 # idle timeout) before the reader could see it: then nothing is written to it.
-                if len(self.waiting) == len(batch) and (error := self._connection.unasked()):
+                if len(self.waiting) == len(batch) and (error := connection.unasked()):
                     self.fail(error)
                     return
-                self._connection.sendall(b"".join(batch))
+                connection.sendall(b"".join(batch))
         except LOST as error:
             self.fail(redis.ConnectionError(f"connection to Redis lost: {error}"))
 
-    def _read(self):
+    def _read(self, connection: Connection) -> None:
         try:
             while True:
-                for reply in self._connection.receive():
+                for reply in connection.receive():
                     if not self.waiting:
                         self.fail(unasked_reply_error(reply))
                         return

@@ -20,6 +20,7 @@ from redis.retry import Retry
 
 from ...core.logs import ThrottledLog
 from ...core.loop import let_io_run
+from ...core.records import Record
 from ..base import (
     COUNTRY,
     EXPORT_BATCH_RECORDS,
@@ -222,11 +223,14 @@ class RedisStore(Store):
         first_database = redis.ConnectionPool(connection_class=pool.connection_class,
                                               **{**pool.connection_kwargs, "db": 0})
         try:
-            count = int(redis.Redis(connection_pool=first_database).config_get("databases")["databases"])
+            databases = redis.Redis(connection_pool=first_database).config_get("databases")["databases"]
         except (redis.RedisError, KeyError):
-            return f"the Redis URL selects database {database}, which the server does not have"
+            databases = None
         finally:
             first_database.disconnect()
+        if databases is None:
+            return f"the Redis URL selects database {database}, which the server does not have"
+        count = int(databases)
         return f"the Redis URL selects database {database}, but the server has {count} (0 to {count - 1})"
 
     @_available
@@ -310,7 +314,8 @@ class RedisStore(Store):
         scripts, so a page after any key costs what the first page costs."""
         given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
         cursor = ["", "", "", ""] if after is None else ["1", after[0], after[1], after[2]]
-        total, page, resume, skip = 0, [], ("", ""), offset
+        page: list[Record] = []
+        total, resume, skip = 0, ("", ""), offset
         while True:
             matching, flat, *resume, skip = self._run(
                 scripts.RECORDS, [], [PREFIX, *given, skip, limit - len(page), *resume, SCAN_BUDGET, SCAN_SERIES_COST,
@@ -327,10 +332,11 @@ class RedisStore(Store):
         cursor costs, without reading again the series before it; a script stops at SCAN_BUDGET, and the
         next one resumes where it stopped until the batch is full or the records run out."""
         given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
-        cursor, resume = ["", "", "", ""], ("", "")
+        cursor: list[str | int] = ["", "", "", ""]  # after the key, once one was read
+        resume = ("", "")
         # The series of the last key read, and the one before it: where the next batch's first script resumes.
         series = before = ("", "")
-        batch = []
+        batch: list[Record] = []
         while True:
             flat, *resume = self._records_script(given, EXPORT_BATCH_RECORDS - len(batch), resume, cursor)
             for k in range(0, len(flat), 4):
@@ -355,7 +361,7 @@ class RedisStore(Store):
 
     @_available
     def facets(self, by, country=None, indicator=None):
-        totals = {}
+        totals: dict[str, list[int]] = {}
         resume = ""
         while True:
             rows, resume = self._run(scripts.FACETS, [], [PREFIX, country or "", indicator or "", resume, SCAN_BUDGET])
@@ -401,7 +407,10 @@ class RedisStore(Store):
         """Redis lost its data (restarted empty, flushed): no records, no job queued, and initial data
         not queued since; decided in one round trip."""
         with self._redis.pipeline(transaction=False) as pipeline:
-            size, queued, initial = pipeline.get(SIZE).llen(JOBS).hexists(BULK, "initial").execute()
+            pipeline.get(SIZE)
+            pipeline.llen(JOBS)
+            pipeline.hexists(BULK, "initial")
+            size, queued, initial = pipeline.execute()
         return not int(size or 0) and not queued and not initial
 
     @_available
