@@ -362,9 +362,14 @@ class Connection:
         self._sendall(head + b"\r\n" + data)
 
     def _sendall(self, data):
-        self.socket.settimeout(SEND_TIMEOUT_SECONDS)
+        sock = self.socket
+        sock.settimeout(SEND_TIMEOUT_SECONDS)
         try:
-            self.socket.sendall(data)
+            # A send first, which takes all of an answer that fits the send buffer (most do): gevent's sendall
+            # asks the kernel for the buffer's size before sending, a system call more per response.
+            sent = sock.send(data)
+            if sent < len(data):
+                sock.sendall(memoryview(data)[sent:])
         except TimeoutError:
             raise TimeoutError(errno.ETIMEDOUT, "the client did not read the response in time") from None
         self.bytes_sent += len(data)
