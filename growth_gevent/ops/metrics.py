@@ -13,12 +13,12 @@ by the supervisor when the worker exits), and a scrape reads every live worker's
 with its pid.
 """
 
-import bisect
 import glob
 import os
 import platform
 import re
-import time
+from bisect import bisect_left
+from time import perf_counter
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import (
@@ -52,6 +52,7 @@ _LIVE_WORKER_FILE = re.compile(r"gauge_livesum_(\d+)\.db$")
 _BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 _FSYNC_BOUNDS = [*map(floatToGoString, FSYNC_BUCKETS), "+Inf"]
 _STARTED = "growth_gevent.started"
+_CODES = {}  # a response's status (falcon's "200 OK", or a code) -> its code
 
 
 class ProcessTally:
@@ -63,11 +64,12 @@ class ProcessTally:
 
     def count(self, route, method, status, elapsed):
         key = (route, method, status)
-        self._requests[key] = self._requests.get(key, 0) + 1
+        requests = self._requests
+        requests[key] = requests.get(key, 0) + 1
         histogram = self._latency.get(route)
         if histogram is None:
             histogram = self._latency[route] = [0] * len(_BOUNDS) + [0.0]
-        histogram[bisect.bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+        histogram[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         histogram[-1] += elapsed
 
     def processes(self):
@@ -119,7 +121,7 @@ class SharedTally(ProcessTally):
                 mmap_key(LATENCY, LATENCY + "_sum", ("route",), (route,), LATENCY_HELP)]
             for bucket_key in keys:  # every bucket, the empty ones too, as a histogram has them
                 self._histograms.write_value(bucket_key, 0.0, 0.0)
-        bucket = bisect.bisect_left(LATENCY_BUCKETS, elapsed)
+        bucket = bisect_left(LATENCY_BUCKETS, elapsed)
         self._histograms.write_value(keys[bucket], histogram[bucket], 0.0)
         self._histograms.write_value(keys[-1], histogram[-1], 0.0)
 
@@ -153,12 +155,16 @@ class Metrics:
         self._registry.register(self)
 
     def process_request(self, req, resp):
-        req.env[_STARTED] = time.perf_counter()
+        req.env[_STARTED] = perf_counter()
 
     def process_response(self, req, resp, resource, req_succeeded):
-        elapsed = time.perf_counter() - req.env[_STARTED]
-        method = req.method if req.method in KNOWN_METHODS else "other"
-        self._tally.count(req.uri_template or "unmatched", method, resp.status_code, elapsed)
+        elapsed = perf_counter() - req.env[_STARTED]
+        method = req.method
+        code = _CODES.get(resp.status)
+        if code is None:  # falcon's status_code parses the status each time: once per status here
+            code = _CODES[resp.status] = resp.status_code
+        self._tally.count(req.uri_template or "unmatched", method if method in KNOWN_METHODS else "other", code,
+                          elapsed)
 
     def on_get(self, req, resp):
         resp.content_type = CONTENT_TYPE_LATEST
