@@ -72,7 +72,7 @@ class ThrottledLog:
         self._lines = lines
         self._window = window
         self._clock = clock
-        self._said = collections.deque()  # when each line of the current window was said
+        self._said: collections.deque[float] = collections.deque()  # when each line of the current window was said
         self._left_out = 0
         self._key = None
 

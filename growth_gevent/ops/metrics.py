@@ -18,6 +18,7 @@ import os
 import platform
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from time import perf_counter
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
@@ -52,7 +53,7 @@ _LIVE_WORKER_FILE = re.compile(r"gauge_livesum_(\d+)\.db$")
 _BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 _FSYNC_BOUNDS = [*map(floatToGoString, FSYNC_BUCKETS), "+Inf"]
 _STARTED = "growth_gevent.started"
-_CODES = {}  # a response's status (falcon's "200 OK", or a code) -> its code
+_CODES: dict[object, int] = {}  # a response's status (falcon's "200 OK", or a code) -> its code
 
 
 class ProcessTally:
@@ -100,7 +101,7 @@ class SharedTally(ProcessTally):
         self._histograms = MmapedDict(os.path.join(directory, f"histogram_{pid}.db"))
         # This worker is live while its file is there: the supervisor removes it (mark_process_dead).
         MmapedDict(os.path.join(directory, f"gauge_livesum_{pid}.db")).write_value(
-            mmap_key(WORKERS, WORKERS, (), (), WORKERS_HELP), 1.0, 0.0)
+            mmap_key(WORKERS, WORKERS, [], [], WORKERS_HELP), 1.0, 0.0)
         self._directory = directory
         self._request_keys = {}  # (route, method, status) -> its key in the files
         self._latency_keys = {}  # route -> [key per bucket..., key of the sum of seconds]
@@ -110,15 +111,15 @@ class SharedTally(ProcessTally):
         requests = (route, method, status)
         key = self._request_keys.get(requests)
         if key is None:
-            key = self._request_keys[requests] = mmap_key(REQUESTS, REQUESTS + "_total", REQUEST_LABELS,
-                                                          (route, method, str(status)), REQUESTS_HELP)
+            key = self._request_keys[requests] = mmap_key(REQUESTS, REQUESTS + "_total", list(REQUEST_LABELS),
+                                                          [route, method, str(status)], REQUESTS_HELP)
         self._counters.write_value(key, self._requests[requests], 0.0)
         histogram, keys = self._latency[route], self._latency_keys.get(route)
         if keys is None:
             keys = self._latency_keys[route] = [
-                *(mmap_key(LATENCY, LATENCY + "_bucket", ("route", "le"), (route, bound), LATENCY_HELP)
+                *(mmap_key(LATENCY, LATENCY + "_bucket", ["route", "le"], [route, bound], LATENCY_HELP)
                   for bound in _BOUNDS),
-                mmap_key(LATENCY, LATENCY + "_sum", ("route",), (route,), LATENCY_HELP)]
+                mmap_key(LATENCY, LATENCY + "_sum", ["route"], [route], LATENCY_HELP)]
             for bucket_key in keys:  # every bucket, the empty ones too, as a histogram has them
                 self._histograms.write_value(bucket_key, 0.0, 0.0)
         bucket = bisect_left(LATENCY_BUCKETS, elapsed)
@@ -127,10 +128,13 @@ class SharedTally(ProcessTally):
 
     def processes(self):
         """Every live worker's CPU, memory and descriptors, labelled with its pid."""
-        merged = {}
+        merged: dict[str, Metric] = {}
         for path in sorted(glob.glob(os.path.join(self._directory, "gauge_livesum_*.db"))):
-            pid = _LIVE_WORKER_FILE.search(path).group(1)
-            for family in ProcessCollector(pid=lambda pid=pid: pid, registry=None).collect():
+            worker = _LIVE_WORKER_FILE.search(path)
+            if worker is None:  # the glob's * takes any name: not a worker's file
+                continue
+            pid = worker.group(1)
+            for family in ProcessCollector(pid=_constant(pid), registry=None).collect():
                 into = merged.setdefault(family.name, Metric(family.name, family.documentation, family.type))
                 for sample in family.samples:
                     into.add_sample(sample.name, {**sample.labels, "pid": pid}, sample.value)
@@ -208,6 +212,10 @@ class Metrics:
                                   value=status.records_applied)
         yield GaugeMetricFamily("growth_bulk_records_waiting", "Records accepted by bulk loads and not yet "
                                 "applied (GROWTH_BULK_QUEUE_RECORDS bounds them)", value=status.records_waiting)
+
+
+def _constant(value: str) -> Callable[[], str]:
+    return lambda: value
 
 
 def _store_name(store):
