@@ -13,6 +13,7 @@ import pytest
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.core.logs import LogfmtFormatter, RequestIdFilter
+from growth_gevent.http.handler import SEND_BUFFER_BYTES
 from growth_gevent.http.server import listen, make_server
 from growth_gevent.testing import read_response
 
@@ -93,3 +94,29 @@ def test_a_bodys_deadline_is_its_grace_and_a_second_per_min_rate_bytes_received(
     assert (status, headers["connection"], json.loads(body)) == (
         408, "close", {"msg": "request body not received in time"})
     assert 0.3 + earned <= answered < 0.3 + earned + 0.5
+
+
+def test_an_answer_larger_than_the_send_buffer_reaches_a_client_that_reads_it_late_whole():
+    # More than the send buffer and the client's receive buffer hold: the first send takes part of it,
+    # the rest is sent as the client reads.
+    body = bytes(range(256)) * (4 * SEND_BUFFER_BYTES // 256 + 1)
+
+    def large(environ, start_response):
+        start_response("200 OK", [("Content-Type", "application/octet-stream")])
+        return [body]
+
+    config = Config(host="127.0.0.1", port=0)
+    server = make_server(large, config, listen(config))
+    server.start()
+    try:
+        sock = gevent.socket.create_connection(server.address[:2], timeout=5)
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        sent_end = time.monotonic() + 5
+        while not any(handler.bytes_sent or handler.headers_sent for handler in server.connections):
+            assert time.monotonic() < sent_end
+            gevent.sleep(0.001)  # until the server has begun: its first send fills the buffers
+        status, headers, received = read_response(sock)
+        sock.close()
+    finally:
+        server.stop()
+    assert (status, int(headers["content-length"]), received == body) == (200, len(body), True)

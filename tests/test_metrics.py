@@ -6,6 +6,7 @@ import time
 
 import pytest
 import webtest
+from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.multiprocess import mark_process_dead
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -153,5 +154,17 @@ def test_under_several_workers_each_live_workers_process_is_reported_with_its_pi
     mark_process_dead(other, str(tmp_path))  # what the supervisor does when a worker exits
     metrics = samples(client)
     assert metrics[("growth_workers", ())] == 1
+    assert {dict(labels)["pid"] for sample, labels in metrics if sample == "process_cpu_seconds_total"} \
+        == {str(os.getpid())}
+
+
+def test_a_file_in_the_workers_folder_named_for_no_pid_is_no_worker(store, tmp_path, monkeypatch):
+    """The folder's live-worker files are found by a glob, which a file such as ``gauge_livesum_old.db``
+    matches too: it names no worker whose process could be read, and the scrape still answers."""
+    monkeypatch.setenv(MULTIPROCESS_DIR_VARIABLE, str(tmp_path))
+    client = webtest.TestApp(create_app(store, Config()))
+    MmapedDict(str(tmp_path / "gauge_livesum_old.db")).close()
+
+    metrics = samples(client)
     assert {dict(labels)["pid"] for sample, labels in metrics if sample == "process_cpu_seconds_total"} \
         == {str(os.getpid())}

@@ -12,6 +12,7 @@ OVERRIDES = MYPY.get("overrides", [])
 # The modules that other layers are written against.
 CONTRACTS = {
     "growth_gevent.config",
+    "growth_gevent.core.logs",
     "growth_gevent.core.loop",
     "growth_gevent.core.records",
     "growth_gevent.core.version",

@@ -36,14 +36,13 @@ class Gzip:
     200 would have."""
 
     def process_response(self, req, resp, resource, req_succeeded):
-        stream = resp.stream
-        if "Accept-Encoding" in (resp.get_header("Vary") or ""):  # a resource that encodes its own answers
-            return
-        data = resp.data
-        if stream is None:
+        stream, data = resp.stream, resp.data
+        if stream is None:  # the small body first: most answers are one
             size = len(data) if data is not None else getattr(resp.context, "withheld_bytes", 0)
             if size < GZIP_AT_LEAST_BYTES:
                 return
+        if "Accept-Encoding" in (resp.get_header("Vary") or ""):  # a resource that encodes its own answers
+            return
         if resp.get_header("Content-Encoding") is not None:  # it says its own Vary
             return
         resp.append_header("Vary", "Accept-Encoding")

@@ -36,8 +36,7 @@ def send_tagged(req: falcon.Request, resp: falcon.Response, etag: str) -> bool:
 
 def tag_body(req: falcon.Request, resp: falcon.Response, headers: bytes = b"") -> None:
     """:func:`send_tagged` with the ETag of the body ``resp.data`` (and ``headers``, as :func:`etag_of`)."""
-    assert resp.data is not None, "the body is set first"
-    send_tagged(req, resp, etag_of(resp.data, headers))
+    send_tagged(req, resp, etag_of(resp.data or b"", headers))
 
 
 def names(tags: list | None, etag: str | None, weakly: bool) -> bool:

@@ -45,6 +45,12 @@ def _json(resp, document, status=falcon.HTTP_200):
     resp.data = _dumps(document)
 
 
+def _record_json(key, value):
+    """One record's JSON, as _dumps writes it: its names hold no '/' (check_name), so ujson's default
+    escaping gives the same bytes, without the keyword that costs ~0.7 µs a call (docs/performance.md)."""
+    return ujson.dumps(as_record(key, value)).encode()
+
+
 class Ping:
     def on_get(self, req, resp):
         resp.content_type = falcon.MEDIA_TEXT
@@ -307,7 +313,7 @@ class Record:
         value = self._store.get(key)
         if value is None:
             raise falcon.HTTPNotFound()
-        _json(resp, as_record(key, value))
+        resp.data = _record_json(key, value)
         tag_body(req, resp)
 
     on_head = on_get
@@ -322,7 +328,8 @@ class Record:
         with self._bodies.reserve() as reservation:
             value = parse_value_update(read_json(req, self._max_body_bytes, reservation), key)
         created = self._store.put(key, value, write_check(req, lambda current: _record_etag(key, current)))
-        _json(resp, as_record(key, value), falcon.HTTP_201 if created else falcon.HTTP_200)
+        resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
+        resp.data = _record_json(key, value)
         resp.etag = etag_of(resp.data)  # what a GET of it now answers
         if created:
             resp.location = record_path(key)
@@ -342,4 +349,4 @@ def record_path(key):
 
 def _record_etag(key, value):
     """The ETag of the record's representation, as its GET sends it."""
-    return etag_of(_dumps(as_record(key, value)))
+    return etag_of(_record_json(key, value))

@@ -5,11 +5,13 @@ import contextvars
 import logging
 import sys
 import time
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
 
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._:/?&%+,@")
 
 
-def logfmt_value(value):
+def logfmt_value(value: object) -> str:
     text = str(value)
     if text and all(character in _PLAIN for character in text):
         return text
@@ -24,7 +26,7 @@ request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request
 class RequestIdFilter(logging.Filter):
     """Gives each record the id of the request its greenlet was serving when it was logged."""
 
-    def filter(self, record):
+    def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = request_id.get()
         return True
 
@@ -33,11 +35,11 @@ class LogfmtFormatter(logging.Formatter):
     """``time=... level=... logger=...``, the process's ``context`` (``worker=1``), the record's
     ``request_id`` if it has one, then its ``fields`` (an access log line) or ``msg=...``."""
 
-    def __init__(self, context=None):
+    def __init__(self, context: Mapping[str, object] | None = None) -> None:
         super().__init__()
         self._context = [f"{key}={logfmt_value(value)}" for key, value in (context or {}).items()]
 
-    def format(self, record):
+    def format(self, record: logging.LogRecord) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         parts = [f"time={stamp}.{int(record.msecs):03d}Z", f"level={record.levelname.lower()}",
                  f"logger={record.name}", *self._context]
@@ -53,7 +55,7 @@ class LogfmtFormatter(logging.Formatter):
         return " ".join(parts)
 
 
-def configure_logging(context=None):
+def configure_logging(context: Mapping[str, object] | None = None) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(LogfmtFormatter(context))
     handler.addFilter(RequestIdFilter())
@@ -67,16 +69,17 @@ class ThrottledLog:
     A line whose ``key`` differs from the previous line's (another error) starts a new window, so it is
     said at once; :meth:`reset` does the same for whatever comes next (after a recovery)."""
 
-    def __init__(self, lines, window, logger, clock=time.monotonic):
+    def __init__(self, lines: int, window: float, logger: logging.Logger,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._logger = logger
         self._lines = lines
         self._window = window
         self._clock = clock
-        self._said = collections.deque()  # when each line of the current window was said
+        self._said: collections.deque[float] = collections.deque()  # when each line of the current window was said
         self._left_out = 0
-        self._key = None
+        self._key: Hashable = None
 
-    def log(self, level, message, *args, exc_info=False, key=None):
+    def log(self, level: int, message: str, *args: Any, exc_info: bool = False, key: Hashable = None) -> None:
         now = self._clock()
         if key != self._key:
             self._key = key
@@ -93,7 +96,7 @@ class ThrottledLog:
             self._left_out = 0
         self._logger.log(level, message, *args, exc_info=exc_info)
 
-    def reset(self):
+    def reset(self) -> None:
         """Whatever is logged next is said at once."""
         self._said.clear()
         self._key = None

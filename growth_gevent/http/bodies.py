@@ -88,7 +88,9 @@ class ChunkedBody:
         if self._on_first_read is not None:
             self._on_first_read()
             self._on_first_read = None
-        whole = size is None or size < 0
+        if size is None:
+            size = -1
+        whole = size < 0
         parts = []
         while not self.finished:
             if not self._chunk_left:

@@ -30,13 +30,14 @@ import re
 import select
 import socket
 import time
+from collections.abc import Iterable
 from urllib.parse import unquote
 
 import gevent
 from gevent import monkey
 
 from ..core.logs import request_id
-from .bodies import open_body
+from .bodies import ChunkedBody, SizedBody, open_body
 from .head import Refusal, parse_head
 from .responses import APPLICATION_FAILED, http_date, message_body, raw_response, status_line, too_many_connections
 
@@ -114,6 +115,8 @@ class _DeadlineReader(io.RawIOBase):
 class Connection:
     """A client connection: its socket, its deadlines, and the request being answered on it."""
 
+    body: SizedBody | ChunkedBody  # the request's body, from its head on
+
     def __init__(self, sock, address, server):
         self.socket = sock
         self.client_address = address
@@ -127,18 +130,18 @@ class Connection:
         self.idle = True
         self.last_received = time.monotonic()  # when a byte last arrived (or the connection was accepted)
         self.requests = 0
-        self.request_id = None  # the X-Request-ID of the request being served
+        self.request_id = ""  # the X-Request-ID of the request being served
         # The request being answered, and its response: set by _serve_request and start_response.
         self.method = self.target = None
         self.http_1_0 = False
-        self.body = None
         self.close_after = False  # the connection closes once this response is sent
         self.code = 0  # the response's status code, 0 before start_response
         self.response_head = b""  # the status line and headers, sent with the body's first bytes
         self.headers_sent = False
         self.content_length_given = False
         self.chunked = False
-        self.result = None  # what the application returned: a list's length is the Content-Length
+        # What the application returned: a list's length is the Content-Length.
+        self.result: Iterable[bytes] | None = None
         self.bytes_sent = 0
 
     def handle(self):
@@ -350,8 +353,10 @@ class Connection:
             raise RuntimeError("the application did not call start_response()")
         head = self.response_head + b"Date: %s\r\n" % http_date()
         if not self.content_length_given and self.code not in (204, 304):
-            if hasattr(self.result, "__len__"):  # all of it is known: its length
-                head += b"Content-Length: %d\r\n" % sum(len(part) for part in self.result)
+            result = self.result
+            if result is not None and hasattr(result, "__len__"):  # all of it is known: its length
+                length: int = sum(len(part) for part in result)
+                head += b"Content-Length: %d\r\n" % length
             elif not self.http_1_0:
                 head += b"Transfer-Encoding: chunked\r\n"
                 self.chunked = True
@@ -362,9 +367,14 @@ class Connection:
         self._sendall(head + b"\r\n" + data)
 
     def _sendall(self, data):
-        self.socket.settimeout(SEND_TIMEOUT_SECONDS)
+        sock = self.socket
+        sock.settimeout(SEND_TIMEOUT_SECONDS)
         try:
-            self.socket.sendall(data)
+            # A send first, which takes all of an answer that fits the send buffer (most do): gevent's sendall
+            # asks the kernel for the buffer's size before sending, a system call more per response.
+            sent = sock.send(data)
+            if sent < len(data):
+                sock.sendall(memoryview(data)[sent:])
         except TimeoutError:
             raise TimeoutError(errno.ETIMEDOUT, "the client did not read the response in time") from None
         self.bytes_sent += len(data)

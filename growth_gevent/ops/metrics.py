@@ -13,12 +13,13 @@ by the supervisor when the worker exits), and a scrape reads every live worker's
 with its pid.
 """
 
-import bisect
 import glob
 import os
 import platform
 import re
-import time
+from bisect import bisect_left
+from collections.abc import Callable
+from time import perf_counter
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import (
@@ -52,6 +53,7 @@ _LIVE_WORKER_FILE = re.compile(r"gauge_livesum_(\d+)\.db$")
 _BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 _FSYNC_BOUNDS = [*map(floatToGoString, FSYNC_BUCKETS), "+Inf"]
 _STARTED = "growth_gevent.started"
+_CODES: dict[object, int] = {}  # a response's status (falcon's "200 OK", or a code) -> its code
 
 
 class ProcessTally:
@@ -63,11 +65,12 @@ class ProcessTally:
 
     def count(self, route, method, status, elapsed):
         key = (route, method, status)
-        self._requests[key] = self._requests.get(key, 0) + 1
+        requests = self._requests
+        requests[key] = requests.get(key, 0) + 1
         histogram = self._latency.get(route)
         if histogram is None:
             histogram = self._latency[route] = [0] * len(_BOUNDS) + [0.0]
-        histogram[bisect.bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+        histogram[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         histogram[-1] += elapsed
 
     def processes(self):
@@ -98,7 +101,7 @@ class SharedTally(ProcessTally):
         self._histograms = MmapedDict(os.path.join(directory, f"histogram_{pid}.db"))
         # This worker is live while its file is there: the supervisor removes it (mark_process_dead).
         MmapedDict(os.path.join(directory, f"gauge_livesum_{pid}.db")).write_value(
-            mmap_key(WORKERS, WORKERS, (), (), WORKERS_HELP), 1.0, 0.0)
+            mmap_key(WORKERS, WORKERS, [], [], WORKERS_HELP), 1.0, 0.0)
         self._directory = directory
         self._request_keys = {}  # (route, method, status) -> its key in the files
         self._latency_keys = {}  # route -> [key per bucket..., key of the sum of seconds]
@@ -108,27 +111,30 @@ class SharedTally(ProcessTally):
         requests = (route, method, status)
         key = self._request_keys.get(requests)
         if key is None:
-            key = self._request_keys[requests] = mmap_key(REQUESTS, REQUESTS + "_total", REQUEST_LABELS,
-                                                          (route, method, str(status)), REQUESTS_HELP)
+            key = self._request_keys[requests] = mmap_key(REQUESTS, REQUESTS + "_total", list(REQUEST_LABELS),
+                                                          [route, method, str(status)], REQUESTS_HELP)
         self._counters.write_value(key, self._requests[requests], 0.0)
         histogram, keys = self._latency[route], self._latency_keys.get(route)
         if keys is None:
             keys = self._latency_keys[route] = [
-                *(mmap_key(LATENCY, LATENCY + "_bucket", ("route", "le"), (route, bound), LATENCY_HELP)
+                *(mmap_key(LATENCY, LATENCY + "_bucket", ["route", "le"], [route, bound], LATENCY_HELP)
                   for bound in _BOUNDS),
-                mmap_key(LATENCY, LATENCY + "_sum", ("route",), (route,), LATENCY_HELP)]
+                mmap_key(LATENCY, LATENCY + "_sum", ["route"], [route], LATENCY_HELP)]
             for bucket_key in keys:  # every bucket, the empty ones too, as a histogram has them
                 self._histograms.write_value(bucket_key, 0.0, 0.0)
-        bucket = bisect.bisect_left(LATENCY_BUCKETS, elapsed)
+        bucket = bisect_left(LATENCY_BUCKETS, elapsed)
         self._histograms.write_value(keys[bucket], histogram[bucket], 0.0)
         self._histograms.write_value(keys[-1], histogram[-1], 0.0)
 
     def processes(self):
         """Every live worker's CPU, memory and descriptors, labelled with its pid."""
-        merged = {}
+        merged: dict[str, Metric] = {}
         for path in sorted(glob.glob(os.path.join(self._directory, "gauge_livesum_*.db"))):
-            pid = _LIVE_WORKER_FILE.search(path).group(1)
-            for family in ProcessCollector(pid=lambda pid=pid: pid, registry=None).collect():
+            worker = _LIVE_WORKER_FILE.search(path)
+            if worker is None:  # the glob's * takes any name: not a worker's file
+                continue
+            pid = worker.group(1)
+            for family in ProcessCollector(pid=_constant(pid), registry=None).collect():
                 into = merged.setdefault(family.name, Metric(family.name, family.documentation, family.type))
                 for sample in family.samples:
                     into.add_sample(sample.name, {**sample.labels, "pid": pid}, sample.value)
@@ -153,12 +159,16 @@ class Metrics:
         self._registry.register(self)
 
     def process_request(self, req, resp):
-        req.env[_STARTED] = time.perf_counter()
+        req.env[_STARTED] = perf_counter()
 
     def process_response(self, req, resp, resource, req_succeeded):
-        elapsed = time.perf_counter() - req.env[_STARTED]
-        method = req.method if req.method in KNOWN_METHODS else "other"
-        self._tally.count(req.uri_template or "unmatched", method, resp.status_code, elapsed)
+        elapsed = perf_counter() - req.env[_STARTED]
+        method = req.method
+        code = _CODES.get(resp.status)
+        if code is None:  # falcon's status_code parses the status each time: once per status here
+            code = _CODES[resp.status] = resp.status_code
+        self._tally.count(req.uri_template or "unmatched", method if method in KNOWN_METHODS else "other", code,
+                          elapsed)
 
     def on_get(self, req, resp):
         resp.content_type = CONTENT_TYPE_LATEST
@@ -202,6 +212,10 @@ class Metrics:
                                   value=status.records_applied)
         yield GaugeMetricFamily("growth_bulk_records_waiting", "Records accepted by bulk loads and not yet "
                                 "applied (GROWTH_BULK_QUEUE_RECORDS bounds them)", value=status.records_waiting)
+
+
+def _constant(value: str) -> Callable[[], str]:
+    return lambda: value
 
 
 def _store_name(store):
