@@ -1,8 +1,8 @@
 """Configuration, read once from the environment at start-up.
 
 Each setting is declared once, as a field of :class:`Config`: its type, its variable, how its text is
-parsed, its default and a line of help. ``SETTINGS``, the table the README's configuration table
-(``tests/test_docs.py``) and the command line's flags are made from, is generated from those fields.
+parsed, its default and a line of help. ``SETTINGS``, which docs/configuration.md (``scripts/settings_doc.py``,
+held by ``tests/test_docs.py``) and the command line's flags are made from, is generated from those fields.
 """
 
 import dataclasses
@@ -43,7 +43,7 @@ DEFAULT_SHUTDOWN_TIMEOUT = 8.0
 DEFAULT_BULK_CHUNK_RECORDS = 2000
 DEFAULT_BULK_MAX_RECORDS = 100_000
 DEFAULT_BULK_QUEUE_RECORDS = 500_000
-# From measured bytes per record (README, "The store's bound"): room in a 512 MB dyno for the costliest shape.
+# From measured bytes per record (docs/api.md, "The store's bound"): room in a 512 MB dyno for the costliest shape.
 DEFAULT_MAX_RECORDS = 500_000
 DEFAULT_SNAPSHOT_INTERVAL = 60.0
 # Below this an idle server would spend its time checking whether anything changed.
@@ -199,7 +199,7 @@ REDIS_URL = Setting("REDIS_URL", None, str, text, None, "read when `GROWTH_STORE
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Every setting of the service, one field each, in the order of the README's table."""
+    """Every setting of the service, one field each, in the order of docs/configuration.md's table."""
 
     host: str = setting("HOST", text, DEFAULT_HOST, "address to listen on")
     port: int = setting("PORT", integer(0, 65535), DEFAULT_PORT,
@@ -262,7 +262,7 @@ class Config:
         "bulk load that could pass it is `507` with nothing stored or queued; replacing a record still works")
     snapshot_path: str | None = setting(
         "GROWTH_SNAPSHOT", text, None,
-        "a file to keep the store in across restarts (see [Durability](#durability)); unset: memory only")
+        "a file to keep the store in across restarts (see [Durability](durability.md)); unset: memory only")
     snapshot_interval: float = setting(
         "GROWTH_SNAPSHOT_INTERVAL", seconds(MIN_SNAPSHOT_INTERVAL), DEFAULT_SNAPSHOT_INTERVAL,
         "seconds between snapshots, taken only when something changed; at least 1")
@@ -274,7 +274,7 @@ class Config:
         "GROWTH_FSYNC", choice(*FSYNC_POLICIES), DEFAULT_FSYNC,
         "with `GROWTH_SNAPSHOT`, when a write's journal record is fsynced: `always` (before the write is "
         "answered), `everysec` (once a second: a crash of the machine loses at most ~1 s), `no` (when the OS "
-        "decides); see [Durability](#durability)")
+        "decides); see [Durability](durability.md#what-an-answer-means)")
     preload_path: str | None = setting(
         "GROWTH_PRELOAD", text, None,
         "a JSON file in the bulk POST format, loaded at start-up when there is no snapshot (with Redis: when "
@@ -290,7 +290,7 @@ class Config:
         "GROWTH_STORE", memory_or_redis_url, None,
         "`memory`, a Redis URL (`redis://host:port/db`, `rediss://`, `unix://`; behind Sentinel "
         "`redis+sentinel://host:port,host:port/SERVICE/db`, `rediss+sentinel://`), or `redis` for the URL in "
-        "`REDIS_URL` (see [Scale-out](#scale-out-redis-and-several-workers))", reads=REDIS_URL)
+        "`REDIS_URL` (see [Scale-out](deploy.md#scale-out-redis-and-several-workers))", reads=REDIS_URL)
     workers: int = setting("WEB_CONCURRENCY", integer(1), DEFAULT_WORKERS,
                            "worker processes on the one port; more than 1 needs Redis")
     redis_pool_size: int = setting(

@@ -32,7 +32,7 @@ PLAIN_STEPS = 4  # without a terminal the bar is one line per quarter of the loa
 # environment is the safer place, since other users of the machine can read arguments in the process list.
 TOKEN_VARIABLE = "GROWTH_API_TOKEN"
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv"}
-# The exit codes (README, Operations).
+# The exit codes (docs/operations.md, Loading files).
 LOADED, FAILED, UNREADABLE, SOME_FAILED = 0, 1, 2, 3
 
 

@@ -235,9 +235,9 @@ class TestStoreConditions:
             store.close()
 
 
-def test_states_are_named_as_the_overall_status_names_them_and_the_readme_says_how_many_jobs_are_kept():
+def test_states_are_named_as_the_overall_status_names_them_and_the_api_page_says_how_many_jobs_are_kept():
     assert (IN_PROGRESS, COMPLETE, FAILED) == ("in progress", "complete", "failed")
-    assert f"older than the last {JOBS_KEPT} accepted" in (ROOT / "README.md").read_text()
+    assert f"older than the last {JOBS_KEPT} accepted" in (ROOT / "docs" / "api.md").read_text()
 
 
 def test_the_journaled_stores_job_numbers_hold_across_a_restart(tmp_path):

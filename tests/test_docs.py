@@ -1,45 +1,179 @@
-"""The README's configuration table and the settings the code declares stay in step (datasette's
-test_docs does the same for its settings)."""
+"""The documentation holds to the code, as datasette's test_docs does: the README is a newcomer's page
+(small, with its contents listed, its endpoint table exactly the app's routes); every link of README.md
+and docs/*.md resolves; every GROWTH_ variable named is declared; docs/configuration.md is what the
+settings generate; and every command line of ours in a ```sh block parses as the command line parses it.
+
+The ```sh commands are checked, not run: each ``growth-gevent`` (or ``python -m growth_gevent``) line is
+parsed by the CLI's own argparse and, for ``serve``, its flags turned into a Config, so an unknown command,
+flag or value fails here; each script a block runs must exist. Running them would need a server, a
+snapshot, Docker or Heroku; the walkthrough, which needs only a server, is run by tests/live/test_readme.py.
+"""
 
 import re
+import shlex
 
-from growth_gevent.config import SETTINGS
-from scripts.settings_doc import render
+import pytest
 
-from support import ROOT
+from growth_gevent.api.app import create_app
+from growth_gevent.cli import config_from, parse_command_line
+from growth_gevent.config import SETTINGS, Config
+from growth_gevent.stores.redis.durability import loss_table
+from growth_gevent.upload import TOKEN_VARIABLE
+from scripts.settings_doc import default_text, render
+from tests.test_openapi import _app_operations
 
-README = (ROOT / "README.md").read_text()
-CONFIGURATION = re.search(r"^## Configuration\n(.*?)^## ", README, re.S | re.M).group(1)
+from support import ROOT, memory_store
+
+README_PATH = ROOT / "README.md"
+PAGE_PATHS = [README_PATH, *sorted((ROOT / "docs").glob("*.md"))]
+README_LIMIT_BYTES = 12_000
+# What the clients of the service (load, the k6 scripts, the locustfile) read: not a setting of the server.
+CLIENT_VARIABLES = {TOKEN_VARIABLE}
+# Pages whose opening others write (the lead the changelog, the bench the performance page's).
+OPENED_BY_OTHERS = {"docs/CHANGELOG.md", "docs/performance.md"}
+_FENCED = re.compile(r"^```.*?^```", re.S | re.M)
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+
+
+def prose(text):
+    """``text`` without its code blocks and code spans: a ``# comment`` there is no heading, nor a link."""
+    return _CODE_SPAN.sub("", _FENCED.sub("", text))
+
+
+def anchor(title):
+    """The anchor GitHub makes of a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", title.replace("`", "").lower()).replace(" ", "-")
+
+
+def headings(text, level="#+"):
+    return re.findall(rf"^{level} (.*)$", _FENCED.sub("", text), re.M)
+
+
+def section(text, title):
+    return re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M).group(1)
+
+
+def sh_lines(text):
+    """Each command line of the ```sh blocks, continuation lines joined, comments dropped."""
+    for block in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = re.sub(r"(^|\s)#.*", "", line).strip()
+            if line:
+                yield line
+
+
+def our_arguments(words):
+    """The arguments of a ``growth-gevent`` or ``python -m growth_gevent`` command; None for another."""
+    if words[:1] == ["growth-gevent"]:
+        return words[1:]
+    if words[:1] and words[0].endswith("python") and words[1:3] == ["-m", "growth_gevent"]:
+        return words[3:]
+    return None
+
+
+README = README_PATH.read_text()
+PAGES = {path.relative_to(ROOT).as_posix(): path.read_text() for path in PAGE_PATHS}
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text()
 ROWS = re.findall(r"^\| `([A-Z_]+)` \| (.*?) \| (.*) \|$", CONFIGURATION, re.M)
 
 
-def test_the_table_lists_exactly_the_declared_settings_in_their_order():
-    assert [name for name, _, _ in ROWS] == [setting.env for setting in SETTINGS]
+class TestReadme:
+    def test_a_newcomer_reads_it_in_five_minutes(self):
+        assert len(README.encode()) < README_LIMIT_BYTES
+
+    def test_its_contents_list_its_sections_in_order(self):
+        contents = re.findall(r"^- \[(.+)\]\(#(.+)\)$", section(README, "Contents"), re.M)
+        sections = [title for title in headings(README, "##") if title != "Contents"]
+        assert [title for title, _ in contents] == sections
+        assert [target for _, target in contents] == [anchor(title) for title in sections]
+
+    def test_it_says_the_two_commands(self):
+        assert list(sh_lines(section(README, "Two commands"))) == ["./scripts/serve", "./scripts/test"]
+
+    def test_its_endpoint_table_lists_exactly_the_routes_of_the_app(self):
+        rows = re.findall(r"^\| `([A-Z]+)` \| `([^`]+)` \|", section(README, "Endpoints"), re.M)
+        assert len(rows) == len(set(rows)), "a route listed twice"
+        store = memory_store()
+        try:
+            routes = {(path, method) for path, method in _app_operations(create_app(store, Config()))
+                      if method != "HEAD"}  # every GET answers HEAD too, which the page says once
+        finally:
+            store.close()
+        assert {(path, method) for method, path in rows} == routes
 
 
-def test_each_row_shows_the_declared_default_and_help():
-    for (name, default, meaning), setting in zip(ROWS, SETTINGS, strict=True):
-        if setting.default is None:
-            expected = "`memory`" if setting.env == "GROWTH_STORE" else "unset"
-        elif isinstance(setting.default, bool):
-            expected = "`on`" if setting.default else "`off`"
-        elif isinstance(setting.default, float):
-            expected = f"`{setting.default:g}`"
-        else:
-            expected = f"`{setting.default}`"
-        assert default.split(" (")[0] == expected, name
-        assert meaning == setting.help, name
+@pytest.mark.parametrize("name", PAGES)
+def test_every_link_to_a_file_or_heading_exists(name):
+    here = (ROOT / name).parent
+    for target in re.findall(r"\]\(([^)\s]+)\)", prose(PAGES[name])):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        path, _, fragment = target.partition("#")
+        file = (here / path).resolve() if path else ROOT / name
+        assert file.exists(), target
+        if fragment:
+            assert file.suffix == ".md", target
+            assert fragment in {anchor(title) for title in headings(file.read_text())}, target
 
 
-def test_every_link_to_a_section_or_file_exists():
-    anchors = {re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
-               for title in re.findall(r"^#+ (.*)$", README, re.M)}
-    for target in re.findall(r"\]\(([^)]+)\)", README):
-        if target.startswith("#"):
-            assert target[1:] in anchors, target
-        elif "://" not in target:
-            assert (ROOT / target).exists(), target
+@pytest.mark.parametrize("name", [name for name in PAGES if name.startswith("docs/") and name not in OPENED_BY_OTHERS])
+def test_every_page_says_what_it_covers_and_links_back_to_the_readme(name):
+    title, summary = PAGES[name].split("\n\n")[:2]
+    assert title.startswith("# ") and "\n" not in title, name
+    assert "](../README.md)" in summary, name
 
 
-def test_the_configuration_page_is_what_the_settings_generate():
-    assert (ROOT / "docs" / "configuration.md").read_text() == render(), "run: python -m scripts.settings_doc"
+def test_every_growth_variable_named_is_a_setting():
+    declared = {setting.env for setting in SETTINGS} | CLIENT_VARIABLES
+    for name, text in PAGES.items():
+        named = set(re.findall(r"\bGROWTH_[A-Z0-9_]*[A-Z0-9]", text))
+        assert sorted(named - declared) == [], name
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_command_line_of_ours_parses(name):
+    for line in sh_lines(PAGES[name]):
+        words = shlex.split(line)
+        while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):  # the environment it is given
+            words.pop(0)
+        argv = our_arguments(words)
+        if argv is not None:
+            try:
+                args = parse_command_line(argv)
+            except SystemExit as exit:  # --help and --version exit 0, a usage error 2
+                assert exit.code == 0, line
+                continue
+            if args.command == "serve":
+                config_from(args, {})
+        for word in words:  # a script it runs or a file it reads: ours, so it must be there
+            if re.fullmatch(r"(\./)?(scripts|data)/[\w./-]+", word):
+                assert (ROOT / word).exists(), line
+            elif re.fullmatch(r"scripts\.\w+", word):
+                assert (ROOT / f"{word.replace('.', '/')}.py").exists(), line
+
+
+def test_the_readme_links_to_every_page():
+    for name in PAGES:
+        if name.startswith("docs/"):
+            assert f"]({name})" in README, name
+
+
+class TestConfigurationPage:
+    def test_it_lists_exactly_the_declared_settings_in_their_order(self):
+        assert [name for name, _, _ in ROWS] == [setting.env for setting in SETTINGS]
+
+    def test_each_row_shows_the_declared_default_and_help(self):
+        for (name, default, meaning), setting in zip(ROWS, SETTINGS, strict=True):
+            assert default == default_text(setting), name
+            assert meaning == setting.help, name
+
+    def test_it_is_what_the_settings_generate(self):
+        assert CONFIGURATION == render(), "run: python -m scripts.settings_doc"
+
+
+def test_the_durability_page_shows_the_loss_table_the_start_up_log_gives():
+    """The log's table (stores/redis/durability.py) as Markdown rows, the setup's marks aside."""
+    logged = [[cell.strip() for cell in line.split("|")] for line in loss_table(0, None).splitlines()]
+    shown = re.findall(r"^\| (.*) \|$", section(PAGES["docs/durability.md"], "Redis"), re.M)
+    rows = [[cell.strip().strip("`") for cell in row.split(" | ")] for row in shown if not row.startswith("---")]
+    assert [row for row in rows if len(row) == len(logged[0])][-len(logged):] == logged

@@ -79,7 +79,7 @@ def values_through(server):
 def test_8_writers_through_a_kill_of_the_primary(group, servers, min_replicas, record_property):
     """With GROWTH_REDIS_MIN_REPLICAS=1 every write acknowledged before, during and after the failover is
     there afterwards with its last acknowledged value; without it, the writes the failover dropped are
-    counted (README, Scale-out). Either way writes succeed again within 15 s of the kill. Two replicas: with
+    counted (docs/durability.md, Redis). Either way writes succeed again within 15 s of the kill. Two replicas: with
     one, once it is promoted no replica is left to confirm writes until the old primary returns as one."""
     server = servers(GROWTH_STORE=group.url, WEB_CONCURRENCY="2", GROWTH_REDIS_MIN_REPLICAS=str(min_replicas),
                      GROWTH_REDIS_TIMEOUT="1", GROWTH_REDIS_REPLICA_TIMEOUT="0.5")

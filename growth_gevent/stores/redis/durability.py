@@ -123,7 +123,7 @@ class DurabilityWatch:
             else:
                 how = "was flushed, or its keys deleted"
             log.error("Redis lost its data: it %s; every record written before is gone (with GROWTH_PRELOAD, "
-                      "the preload is loaded again). Make Redis persist writes: see README, Durability", how)
+                      "the preload is loaded again). Make Redis persist writes: see docs/durability.md", how)
         elif self._run_id is not None and run_id != self._run_id:
             log.info("Redis restarted (run id %s -> %s) with its data", self._run_id, run_id)
         self._marker, self._run_id = marker, run_id
@@ -153,13 +153,13 @@ class DurabilityWatch:
             log.info("Redis persistence: appendonly yes, appendfsync always: a Redis crash loses no "
                      "acknowledged write")
         else:
-            log.warning("Redis persistence: %s (for none lost: appendonly yes, appendfsync always; see README, "
-                        "Durability)", risk)
+            log.warning("Redis persistence: %s (for none lost: appendonly yes, appendfsync always; see "
+                        "docs/durability.md)", risk)
 
     def _say_losses(self, fsync):
         replicas = self._connected_replicas()
         log.info("Redis: what a failure loses of the acknowledged writes (GROWTH_REDIS_MIN_REPLICAS=%d, "
-                 "%s replicas connected; see README, Scale-out):\n%s", self._min_replicas,
+                 "%s replicas connected; see docs/durability.md):\n%s", self._min_replicas,
                  "?" if replicas is None else replicas, loss_table(self._min_replicas, fsync))
         if replicas is not None and replicas < self._min_replicas:
             log.warning("GROWTH_REDIS_MIN_REPLICAS=%d, but the Redis primary has %d replicas connected: writes "
