@@ -20,6 +20,8 @@ from recovering import opened
 
 KEY = ("BRZ", "NGDP_R", 2002)
 OTHER = ("ARG", "LUR", 1990)
+# How long a reader is watched staying blocked: one that does not wait answers within a millisecond.
+BLOCKED_SECONDS = 0.02
 
 
 class GatedFsync:
@@ -87,7 +89,7 @@ READS = {
 def test_a_read_of_a_write_in_flight_waits_for_its_fsync_and_then_shows_it(store, fsync, read):
     writer = in_flight(store, fsync, 2.0)
     reader = gevent.spawn(READS[read], store)
-    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), 0.05)
+    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), BLOCKED_SECONDS)
     fsync.allow()
     assert reader.get(timeout=5) == 2.0
     assert writer.get(timeout=5) is False
@@ -110,7 +112,7 @@ def test_size_waits_for_a_record_created_in_flight_and_not_for_an_update(store, 
     creating = gevent.spawn(store.put, ("BRZ", "NGDP_R", 2003), 3.0)
     wait_for(lambda: gevent.sleep(0.001) or store.copy()["BRZ"]["NGDP_R"].get(2003) == 3.0)
     reader = gevent.spawn(store.size)
-    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), 0.05)
+    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), BLOCKED_SECONDS)
     fsync.fail_next = True
     fsync.allow()
     assert reader.get(timeout=5) == 2  # the record created was undone
@@ -193,7 +195,7 @@ EXPORTS = {
 def test_an_export_covering_a_write_in_flight_waits_for_its_fsync_and_shows_it(store, fsync, read):
     in_flight(store, fsync, 2.0)
     reader = gevent.spawn(EXPORTS[read], store)
-    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), 0.05)
+    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), BLOCKED_SECONDS)
     fsync.allow()
     assert reader.get(timeout=5) == 2.0
 
@@ -223,7 +225,7 @@ def test_an_export_or_facets_that_cover_no_write_in_flight_do_not_wait(store, fs
 def test_facets_wait_for_a_record_created_in_flight_and_show_the_undo_when_it_fails(store, fsync, by):
     writer = creating(store, fsync)
     reader = gevent.spawn(store.facets, by)
-    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), 0.05)
+    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), BLOCKED_SECONDS)
     fsync.fail_next = True
     fsync.allow()
     assert [facet[1:] for facet in reader.get(timeout=5)] == [(1, 1990, 1990), (1, 2002, 2002)]
