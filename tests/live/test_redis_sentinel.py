@@ -20,7 +20,8 @@ from redis_support import KEY, hget_calls, open_store, served_from_cache, unavai
 
 # How long writes may fail after the primary is killed (the bound).
 RECOVERY_SECONDS = 15
-WRITING_SECONDS = 2  # before the kill, and again after the writes succeed again
+WRITES_BEFORE = 1500  # acknowledged before the kill: the writers at full pace, every key written
+SECONDS_WRITING_AFTER = 1  # writes go on succeeding this long after they succeed again
 
 
 @pytest.fixture
@@ -85,13 +86,12 @@ def test_8_writers_through_a_kill_of_the_primary(group, servers, min_replicas, r
                      GROWTH_REDIS_TIMEOUT="1", GROWTH_REDIS_REPLICA_TIMEOUT="0.5")
     writers = Writers(server.port).start()
     try:
-        wait_for(lambda: len(writers.successes) > 100, WRITING_SECONDS * 5)
-        time.sleep(WRITING_SECONDS)  # a load to measure under, not a wait for state
+        wait_for(lambda: len(writers.successes) >= WRITES_BEFORE, RECOVERY_SECONDS)
         old = group.primary()
         killed = time.monotonic()
         old.stop()  # SIGKILL
         back = wait_for(lambda: writers.first_success_after(killed + 0.1), RECOVERY_SECONDS)
-        time.sleep(WRITING_SECONDS)  # writers go on after the failover
+        wait_for(lambda: writers.successes[-1] > back + SECONDS_WRITING_AFTER, RECOVERY_SECONDS)
     finally:
         writers.stop()
     group.wait_for_failover(old)
@@ -101,7 +101,6 @@ def test_8_writers_through_a_kill_of_the_primary(group, servers, min_replicas, r
     print(f"MIN_REPLICAS={min_replicas}: {len(writers.successes)} writes acknowledged, {len(lost)} lost; "
           f"writes back {back - killed:.2f} s after the kill")
     assert back - killed < RECOVERY_SECONDS
-    assert writers.successes[-1] > back + 1  # and kept succeeding
     if min_replicas:
         assert lost == {}
 
