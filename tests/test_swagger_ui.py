@@ -128,7 +128,8 @@ def test_the_large_files_come_gzipped_to_a_client_that_takes_it(raw, accept_enco
         assert gzip.decompress(packed.content) == plain.content, name
         assert len(packed.content) < len(plain.content) / 3, name
         assert packed.headers["Vary"] == plain.headers["Vary"] == "Accept-Encoding", name
-        assert packed.headers["ETag"] != plain.headers["ETag"], name
+        # Another representation, tagged as every gzipped answer is: the weak form of the identity one's tag.
+        assert packed.headers["ETag"] == f"W/{plain.headers['ETag']}", name
         assert raw.simulate_get(f"/docs/{name}", headers={"Accept-Encoding": accept_encoding, "If-None-Match":
                                                           packed.headers["ETag"]}).status_code == 304, name
 

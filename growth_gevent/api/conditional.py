@@ -19,11 +19,12 @@ def etag_of(body: bytes, headers: bytes = b"") -> str:
     return digest.hexdigest()[:ETAG_DIGITS]
 
 
-def send_tagged(req: falcon.Request, resp: falcon.Response, etag: str) -> bool:
-    """Send ``resp`` with ``etag``; a 304 without its body when If-None-Match names it or is ``*``
-    (compared weakly, as RFC 9110 §13.1.2 says for GET and HEAD): then True."""
+def send_tagged(req: falcon.Request, resp: falcon.Response, etag: str, weak: bool = False) -> bool:
+    """Send ``resp`` with ``etag`` (its weak form ``W/"..."`` for a gzipped answer, the gzip middleware's
+    rule); a 304 without its body when If-None-Match names it or is ``*`` (compared weakly, as RFC 9110
+    §13.1.2 says for GET and HEAD): then True."""
     # Not falcon's properties, on the hot GET: the header set as it is, and parsed only when sent.
-    resp.set_header("ETag", f'"{etag}"')
+    resp.set_header("ETag", f'W/"{etag}"' if weak else f'"{etag}"')
     if "HTTP_IF_NONE_MATCH" not in req.env or not names(req.if_none_match, etag, weakly=True):
         return False
     resp.status = falcon.HTTP_304

@@ -79,7 +79,7 @@ class _File:
         if self.gzipped is not None:
             resp.vary = ("Accept-Encoding",)
         # Each encoding is a representation of its own, with an ETag of its own (RFC 9110, 8.8.3).
-        if send_tagged(req, resp, self.etag + "-gzip" if gzipped else self.etag):
+        if send_tagged(req, resp, self.etag, weak=gzipped):
             return
         resp.content_type = self.media_type
         if gzipped:
