@@ -3,12 +3,14 @@ live server, and a client that decodes gzip, on one process and on two workers o
 
 import gzip
 import io
+import socket
 import urllib.request
 
 import pandas
 import pytest
 
 from scripts.generate_data import generate
+from tests.live.test_server_connections import rss_bytes
 
 from support import two_workers_on_redis
 
@@ -63,3 +65,40 @@ def test_facets_of_a_live_server_count_what_the_list_counts(loaded_server):
     counts = frame(records).groupby("Country")["Year"].agg(["count", "min", "max"])
     assert [(item["Country"], item["records"], item["from"], item["to"]) for item in countries["items"]] == [
         (name, row["count"], row["min"], row["max"]) for name, row in counts.iterrows()]
+
+
+STALLED_READERS = 20
+STALLED_RSS_GROWTH_MIB = 24  # each stalled export holds its send buffer and one batch, not the export
+ALL_RECORDS = 42450  # the challenge's 3 MB file's count: a 3 MB export
+
+
+def test_exports_nobody_reads_hold_a_bounded_memory_and_others_are_served(servers):
+    """20 clients ask for the whole export with a tiny receive window and stop reading after its first bytes:
+    each export waits on its socket, holding what is in flight, not the 3 MB; a PUT, a GET and a whole export
+    by another client are answered meanwhile."""
+    server = servers()
+    records = generate(ALL_RECORDS, seed=3)
+    assert server.request_json("POST", "/api/v1/growth", records)[0] == 202
+    server.wait_until_complete()
+    whole = len(urllib.request.urlopen(f"http://127.0.0.1:{server.port}/api/v1/growth/export").read())
+    before = rss_bytes(server.process.pid)
+    stalled = []
+    for _ in range(STALLED_READERS):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: the window it offers
+        sock.settimeout(10)
+        sock.connect(("127.0.0.1", server.port))
+        sock.sendall(b"GET /api/v1/growth/export HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert sock.recv(12, socket.MSG_PEEK) == b"HTTP/1.1 200"  # its export has started, then it reads no more
+        stalled.append(sock)
+    try:
+        held = rss_bytes(server.process.pid)
+        assert (held - before) / 2 ** 20 < STALLED_RSS_GROWTH_MIB, (before, held)
+        assert server.request_json("PUT", "/api/v1/growth/ZZZ/NGDP_R/2000", {"value": 1})[0] == 201
+        assert server.request("GET", "/api/v1/growth/ZZZ/NGDP_R/2000")[0] == 200
+        export = urllib.request.urlopen(f"http://127.0.0.1:{server.port}/api/v1/growth/export", timeout=30)
+        assert len(export.read()) > whole
+        print(f"\n{STALLED_READERS} stalled exports of {whole:,} B: RSS {before / 2**20:.1f} -> {held / 2**20:.1f} MiB")
+    finally:
+        for sock in stalled:
+            sock.close()
