@@ -3,7 +3,7 @@ from /proc, and that its tables, projection and targets format every row it meas
 
 
 
-from scripts.benchmark import report, scenarios
+from scripts.benchmark import http_cost, report, scenarios
 
 MISSING_RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/1900"
 AB_SMOKE_REQUESTS, AB_SMOKE_CONCURRENCY = 300, 30
@@ -89,3 +89,30 @@ def test_the_projection_holds_a_redis_row_that_spent_less_than_a_clock_tick():
     results["http"][f"{scenarios.REDIS[0]}: {scenarios.GET_BASELINE}"].update(server_cpu_us=100.0, redis_cpu_us=0.0)
     line = next(line for line in report.projection_lines(results) if line.startswith("GET one record (wrk), Redis"))
     assert line.split()[-6:] == ["10000", "20000", "40000", "80000", "inf", "cores"]
+
+
+def test_the_falcon_floor_answers_the_ceilings_body_through_falcon():
+    import falcon.testing
+
+    from scripts import ceiling
+
+    floor = falcon.testing.TestClient(ceiling.falcon_floor_app())
+    answer = floor.simulate_get("/api/v1/growth/BRZ/NGDP_R/2002")
+    assert (answer.status_code, answer.content) == (200, ceiling.BODY)
+    assert dict(ceiling.HEADERS)["Content-Type"] == answer.headers["Content-Type"]
+
+
+def test_the_http_cost_report_gives_the_falcon_floor_of_this_tree_alone():
+    def run(rps):
+        return {"rps": rps, "p99_us": 1000.0, "cpu_us": 1e6 / rps}
+
+    rows = {http_cost.CEILING: 20000, http_cost.FLOOR: 15000, http_cost.GET: 12000, http_cost.PUT_MEMORY: 10000,
+            http_cost.PUT_ALWAYS: 9000}
+    figures = {"base": {row: [run(rps)] for row, rps in rows.items() if row != http_cost.FLOOR},
+               http_cost.THIS: {row: [run(rps)] for row, rps in rows.items()}}
+    lines = http_cost.report(figures)
+    assert [line.split()[:3] for line in lines if line.startswith(http_cost.FLOOR)] == [
+        ["falcon", "floor", "this"], ["falcon", "floor", "/"]]
+    assert "this 0.75 (by CPU 0.75)" in next(line for line in lines if line.startswith("falcon floor / ceiling"))
+    assert "this 0.80 (by CPU 0.80)" in next(line for line in lines if line.startswith("GET / falcon floor"))
+    assert "base 0.60" in next(line for line in lines if line.startswith("GET / ceiling"))

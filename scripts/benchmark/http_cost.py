@@ -2,15 +2,18 @@
 (today's main), in one run, interleaved: each round measures both trees, each tree starting half of the
 rounds, every row on servers of its own tree. Rows (wrk, c=50): the ceiling (``scripts/ceiling.py``, a
 fixed body on the very same server), a GET of one record, PUTs in memory and PUTs with the journal
-(``GROWTH_FSYNC=always``). Printed: the medians of req/s, p99 and the server's CPU per request, and of
-the per-round ratios GET/ceiling and PUT always/PUT memory. Alone:
+(``GROWTH_FSYNC=always``); and, on this tree's server only, falcon's floor (``scripts/ceiling.py falcon``: the
+same fixed body from a bare falcon app, one route and no middleware), what no GET through falcon can beat.
+Printed: the medians of req/s, p99 and the server's CPU per request, and of the per-round ratios GET/ceiling,
+falcon floor/ceiling, GET/falcon floor and PUT always/PUT memory. Alone:
 
     git worktree add /tmp/base-perf daa3d95
     .venv/bin/python -m scripts.benchmark.http_cost /tmp/base-perf [--rounds 5] [--seconds 5]
     .venv/bin/python -m scripts.benchmark.http_cost --profile /tmp/base-perf   # py-spy's top ten, GET
     .venv/bin/python -m scripts.benchmark.http_cost --instructions /tmp/base-perf
 
-``--instructions`` counts the user-space instructions per request of the ceiling and of the GET (valgrind's
+``--instructions`` counts the user-space instructions per request of the ceiling, the GET and (this tree) the
+falcon floor (valgrind's
 callgrind over INSTRUCTION_REQUESTS keep-alive requests on one connection, less a run of none): what no
 neighbour on a shared machine moves, though the kernel's share (the ``send`` and ``recv``) is not in it.
 """
@@ -32,10 +35,14 @@ from .journal import PUT_SCRIPT, wrk_with_cpu
 from .runners import GET_RECORD_SCRIPT, wrk
 from .servers import RECORD_PATH, put_record, start, url
 
-CEILING, GET, PUT_MEMORY, PUT_ALWAYS = "ceiling", "GET", "PUT memory", "PUT always"
-ROWS = {CEILING: ("ceiling", "/", GET_RECORD_SCRIPT), GET: ("memory", RECORD_PATH, GET_RECORD_SCRIPT),
-        PUT_MEMORY: ("memory", "", PUT_SCRIPT), PUT_ALWAYS: ("always", "", PUT_SCRIPT)}
-RATIOS = {"GET / ceiling": (GET, CEILING), "PUT always / PUT memory": (PUT_ALWAYS, PUT_MEMORY)}
+CEILING, FLOOR, GET = "ceiling", "falcon floor", "GET"
+PUT_MEMORY, PUT_ALWAYS = "PUT memory", "PUT always"
+ROWS = {CEILING: ("ceiling", "/", GET_RECORD_SCRIPT), FLOOR: ("floor", RECORD_PATH, GET_RECORD_SCRIPT),
+        GET: ("memory", RECORD_PATH, GET_RECORD_SCRIPT), PUT_MEMORY: ("memory", "", PUT_SCRIPT),
+        PUT_ALWAYS: ("always", "", PUT_SCRIPT)}
+RATIOS = {"GET / ceiling": (GET, CEILING), "falcon floor / ceiling": (FLOOR, CEILING),
+          "GET / falcon floor": (GET, FLOOR), "PUT always / PUT memory": (PUT_ALWAYS, PUT_MEMORY)}
+THIS = "this"
 PY_SPY = ROOT / ".venv" / "bin" / "py-spy"
 PROFILE_RATE, PROFILE_SECONDS = 500, 8
 TOP = 10
@@ -45,29 +52,33 @@ VALGRIND_START_SECONDS = 120
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def ceiling_in(tree):
-    return (sys.executable, f"{tree}/scripts/ceiling.py")
+def ceiling_in(tree, *app):
+    return (sys.executable, f"{tree}/scripts/ceiling.py", *app)
 
 
-def start_servers(stack, tree, folder):
-    """The tree's ceiling, its in-memory server and its journaled one (GROWTH_FSYNC=always)."""
+def start_servers(stack, tree, folder, floor):
+    """The tree's ceiling, its in-memory server and its journaled one (GROWTH_FSYNC=always); with ``floor``,
+    falcon's floor on its server too."""
     servers = {"ceiling": start(stack, ceiling_in(tree)), "memory": start(stack, service_in(tree)),
                # Snapshots an hour apart: these rows measure the request, not a snapshot's GIL.
                "always": start(stack, service_in(tree), GROWTH_SNAPSHOT=f"{folder}/growth.snapshot",
                                GROWTH_FSYNC="always", GROWTH_SNAPSHOT_INTERVAL="3600")}
+    if floor:
+        servers["floor"] = start(stack, ceiling_in(tree, "falcon"))
     put_record(servers["memory"])
     return servers
 
 
 def measure(trees, rounds, seconds):
-    """{tree: {row: [wrk's figures with cpu_us, a round each]}}."""
-    figures = {name: {row: [] for row in ROWS} for name in trees}
+    """{tree: {row: [wrk's figures with cpu_us, a round each]}}; the falcon floor in this tree only."""
+    figures = {name: {row: [] for row in ROWS if row != FLOOR or name == THIS} for name in trees}
     with contextlib.ExitStack() as stack:
-        servers = {name: start_servers(stack, tree, stack.enter_context(tempfile.TemporaryDirectory()))
+        servers = {name: start_servers(stack, tree, stack.enter_context(tempfile.TemporaryDirectory()), name == THIS)
                    for name, tree in trees.items()}
         for round_ in range(rounds):
             for name in trees if round_ % 2 == 0 else reversed(trees):
-                for row, (server, path, script) in ROWS.items():
+                for row in figures[name]:
+                    server, path, script = ROWS[row]
                     figures[name][row].append(wrk_with_cpu(servers[name][server], path, script, seconds))
                 print(round_ + 1, name, "  ".join(f"{row} {runs[-1]['rps']:.0f}/s {runs[-1]['cpu_us']:.1f} µs"
                                                   for row, runs in figures[name].items()), file=sys.stderr, flush=True)
@@ -79,16 +90,19 @@ def report(figures):
     median = statistics.median
     lines = [f"{'':24}{'req/s':>9}{'p99 ms':>9}{'cpu µs':>9}{'× ' + base:>16}"]
     for row in ROWS:
-        base_rps = median(run["rps"] for run in figures[base][row])
+        base_runs = figures[base].get(row)
         for name, runs in figures.items():
+            if row not in runs:
+                continue
             rps = median(run["rps"] for run in runs[row])
+            against = f"{rps / median(run['rps'] for run in base_runs):>15.2f}×" if base_runs else ""
             lines.append(f"{row + ' ' + name:<24}{rps:>9.0f}{median(run['p99_us'] for run in runs[row]) / 1000:>9.1f}"
-                         f"{median(run['cpu_us'] for run in runs[row]):>9.1f}{rps / base_rps:>15.2f}×")
+                         f"{median(run['cpu_us'] for run in runs[row]):>9.1f}{against}")
     for ratio, (row, of) in RATIOS.items():
         lines.append(f"{ratio:<24}" + "   ".join(
             f"{name} {median(a['rps'] / b['rps'] for a, b in zip(runs[row], runs[of], strict=True)):.2f} (by CPU "
             f"{median(b['cpu_us'] / a['cpu_us'] for a, b in zip(runs[row], runs[of], strict=True)):.2f})"
-            for name, runs in figures.items()))
+            for name, runs in figures.items() if row in runs and of in runs))
     return lines
 
 
@@ -156,13 +170,18 @@ def main():
     parser.add_argument("--instructions", action="store_true",
                         help="instructions per request of the ceiling and the GET in each tree instead (callgrind)")
     args = parser.parse_args()
-    trees = {"base": args.base, "this": str(ROOT)}
+    trees = {"base": args.base, THIS: str(ROOT)}
     if args.instructions:
         for name, tree in trees.items():
             ceiling = instructions_per_request(ceiling_in(tree), "/")
             get = instructions_per_request(service_in(tree), RECORD_PATH)
-            print(f"{name:6}ceiling {ceiling / 1000:7.1f} k   GET {get / 1000:7.1f} k   "
-                  f"GET / ceiling {ceiling / get:.2f}")
+            line = (f"{name:6}ceiling {ceiling / 1000:7.1f} k   GET {get / 1000:7.1f} k   "
+                    f"GET / ceiling {ceiling / get:.2f}")
+            if name == THIS:
+                floor = instructions_per_request(ceiling_in(tree, "falcon"), RECORD_PATH)
+                line += (f"   falcon floor {floor / 1000:7.1f} k   floor / ceiling {ceiling / floor:.2f}   "
+                         f"GET / floor {floor / get:.2f}")
+            print(line)
         return
     if args.profile:
         for name, tree in trees.items():
