@@ -14,14 +14,12 @@ from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.durability import journal as journal_module
 from growth_gevent.stores.base import COUNTRY, INDICATOR, WritesRefused
-from growth_gevent.testing import holds_for, wait_for
+from growth_gevent.testing import wait_for
 
 from recovering import opened
 
 KEY = ("BRZ", "NGDP_R", 2002)
 OTHER = ("ARG", "LUR", 1990)
-# How long a reader is watched staying blocked: one that does not wait answers within a millisecond.
-BLOCKED_SECONDS = 0.02
 
 
 class GatedFsync:
@@ -61,11 +59,44 @@ def store(tmp_path):
     store.close()
 
 
+class BatchWaits:
+    """The greenlets in a journal batch's ``wait``: the writes, and the reads of what a write in flight
+    changed, waiting for that batch to be written and fsynced."""
+
+    def __init__(self, monkeypatch):
+        self.greenlets = set()
+        real = journal_module.Batch.wait
+
+        def wait(batch):
+            current = gevent.getcurrent()
+            self.greenlets.add(current)
+            try:
+                real(batch)
+            finally:
+                self.greenlets.discard(current)
+
+        monkeypatch.setattr(journal_module.Batch, "wait", wait)
+
+    def until_waiting(self, reader):
+        """Poll with a deadline until ``reader`` waits for a batch, whose fsync the test holds (so it waits
+        until the test allows it); fail at once if it answers first, as a read that does not wait does."""
+        def waiting():
+            gevent.sleep(0.001)  # the reader runs, up to its answer or its wait
+            assert not reader.ready(), f"answered without waiting for the fsync: {reader.value!r}"
+            return reader in self.greenlets
+        wait_for(waiting, timeout=5)
+
+
 @pytest.fixture
 def fsync(monkeypatch, store):
     gate = GatedFsync(monkeypatch)
     yield gate
     gate.allow(100)
+
+
+@pytest.fixture
+def waits(monkeypatch):
+    return BatchWaits(monkeypatch)
 
 
 def in_flight(store, fsync, value):
@@ -86,10 +117,10 @@ READS = {
 
 
 @pytest.mark.parametrize("read", ["record", "series", "page"])
-def test_a_read_of_a_write_in_flight_waits_for_its_fsync_and_then_shows_it(store, fsync, read):
+def test_a_read_of_a_write_in_flight_waits_for_its_fsync_and_then_shows_it(store, fsync, waits, read):
     writer = in_flight(store, fsync, 2.0)
     reader = gevent.spawn(READS[read], store)
-    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), BLOCKED_SECONDS)
+    waits.until_waiting(reader)
     fsync.allow()
     assert reader.get(timeout=5) == 2.0
     assert writer.get(timeout=5) is False
@@ -106,13 +137,13 @@ def test_a_read_of_a_write_whose_fsync_fails_shows_the_value_before_it(store, fs
         writer.get(timeout=5)
 
 
-def test_size_waits_for_a_record_created_in_flight_and_not_for_an_update(store, fsync):
+def test_size_waits_for_a_record_created_in_flight_and_not_for_an_update(store, fsync, waits):
     updating = in_flight(store, fsync, 2.0)
     assert gevent.with_timeout(1, store.size) == 2  # an update does not change the size
     creating = gevent.spawn(store.put, ("BRZ", "NGDP_R", 2003), 3.0)
     wait_for(lambda: gevent.sleep(0.001) or store.copy()["BRZ"]["NGDP_R"].get(2003) == 3.0)
     reader = gevent.spawn(store.size)
-    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), BLOCKED_SECONDS)
+    waits.until_waiting(reader)
     fsync.fail_next = True
     fsync.allow()
     assert reader.get(timeout=5) == 2  # the record created was undone
@@ -192,10 +223,10 @@ EXPORTS = {
 
 
 @pytest.mark.parametrize("read", list(EXPORTS))
-def test_an_export_covering_a_write_in_flight_waits_for_its_fsync_and_shows_it(store, fsync, read):
+def test_an_export_covering_a_write_in_flight_waits_for_its_fsync_and_shows_it(store, fsync, waits, read):
     in_flight(store, fsync, 2.0)
     reader = gevent.spawn(EXPORTS[read], store)
-    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), BLOCKED_SECONDS)
+    waits.until_waiting(reader)
     fsync.allow()
     assert reader.get(timeout=5) == 2.0
 
@@ -222,10 +253,10 @@ def test_an_export_or_facets_that_cover_no_write_in_flight_do_not_wait(store, fs
 
 
 @pytest.mark.parametrize("by", [COUNTRY, INDICATOR])
-def test_facets_wait_for_a_record_created_in_flight_and_show_the_undo_when_it_fails(store, fsync, by):
+def test_facets_wait_for_a_record_created_in_flight_and_show_the_undo_when_it_fails(store, fsync, waits, by):
     writer = creating(store, fsync)
     reader = gevent.spawn(store.facets, by)
-    holds_for(lambda: gevent.sleep(0.001) or not reader.ready(), BLOCKED_SECONDS)
+    waits.until_waiting(reader)
     fsync.fail_next = True
     fsync.allow()
     assert [facet[1:] for facet in reader.get(timeout=5)] == [(1, 1990, 1990), (1, 2002, 2002)]

@@ -8,7 +8,6 @@ import threading
 import gevent
 import pytest
 import webtest
-from test_metrics import samples
 
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
@@ -22,6 +21,7 @@ from growth_gevent.durability.snapshot import (
 )
 from growth_gevent.stores.base import WritesRefused
 from growth_gevent.testing import holds_for, wait_for
+from tests.test_metrics import samples
 
 from recovering import KEY, crashed, opened, records_of
 

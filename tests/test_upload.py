@@ -61,7 +61,7 @@ class FakeService:
         if method == "POST":
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
-            gevent.sleep(0.01)  # the body on its way: the other uploads go on meanwhile
+            gevent.sleep(0)  # the body on its way: the other uploads started go on meanwhile, to their POST
             self.in_flight -= 1
             if self.refuse in body:
                 raise upload.LoadFailed(f"POST {base_url}{path} answered 422 Unprocessable Entity: record 0")
