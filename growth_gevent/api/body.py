@@ -188,13 +188,13 @@ def _keys_surely_unique(payload, objects, colons):
 
 def read_json(req, max_bytes, reservation):
     """The parsed JSON body of ``req``, or a typed falcon error (415, 413, 503, 400)."""
+    request_media_type(req, (falcon.MEDIA_JSON,))
     return parse_json(read_body(req, max_bytes, reservation), unique_keys=True)
 
 
-def read_body(req, max_bytes, reservation, accepted=(falcon.MEDIA_JSON,)):
-    """The raw bytes of a request body of a media type in ``accepted``, charged to ``reservation`` as
-    they are read; or a typed falcon error (415, 413, 503, 408, 400)."""
-    request_media_type(req, accepted)
+def read_body(req, max_bytes, reservation):
+    """The raw bytes of a request body, charged to ``reservation`` as they are read; or a typed falcon error
+    (413, 503, 408, 400). Its media type is the caller's to check first (``request_media_type``)."""
     return _read_bounded(req.stream, req.content_length, max_bytes, reservation)
 
 

@@ -222,7 +222,7 @@ class RecordCollection:
         # only then is the reservation given back.
         media_type = request_media_type(req, BULK_MEDIA_TYPES)
         with self._bodies.reserve() as reservation:
-            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation, BULK_MEDIA_TYPES),
+            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation),
                                               self._store.check_bulk_room, media_type)
         job = self._store.submit_bulk(records)
         # The body stays the challenge's; the job's own status is where Location points.
