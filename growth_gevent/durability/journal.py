@@ -245,7 +245,7 @@ class Journal:
         for old in segment_numbers(self.snapshot_path):
             if old < number:
                 os.unlink(segment_path(self.snapshot_path, old))
-        _fsync_directory(self.snapshot_path)
+        fsync_directory_of(self.snapshot_path)
 
     def close(self, remove: bool = False) -> None:
         """Stop the flusher and close the segment; ``remove``: also remove it, which holds nothing to
@@ -259,7 +259,7 @@ class Journal:
             self._descriptor = None
             if remove and self.number is not None:
                 os.unlink(segment_path(self.snapshot_path, self.number))
-                _fsync_directory(self.snapshot_path)
+                fsync_directory_of(self.snapshot_path)
 
     def _flush_forever(self) -> None:
         pool = gevent.get_hub().threadpool
@@ -355,7 +355,7 @@ class Journal:
         self._file_number = number
         self._written = self._batch_start = 0
         self._write_all(SEGMENT_MAGIC)
-        _fsync_directory(self.snapshot_path)
+        fsync_directory_of(self.snapshot_path)
 
     def _truncate_to_batch_start(self) -> None:
         # A batch that failed half-way may leave records, or part of one, that were never acknowledged:
@@ -390,9 +390,10 @@ class Journal:
             each.finish(self.failure)
 
 
-def _fsync_directory(snapshot_path: str) -> None:
-    # A created or removed file's entry is durable only once its folder is.
-    descriptor = os.open(os.path.dirname(os.path.abspath(snapshot_path)), os.O_RDONLY)
+def fsync_directory_of(path: str) -> None:
+    """fsync the folder that holds ``path``: a file created, removed or renamed there is durable only
+    once its folder's entry is (the journal's segments, the snapshot's rename)."""
+    descriptor = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
     try:
         os.fsync(descriptor)
     finally:

@@ -35,7 +35,7 @@ from gevent.lock import Semaphore
 
 from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record, check_name, is_finite_number
-from .journal import JournalFailed
+from .journal import JournalFailed, fsync_directory_of
 from .journaled import JournaledStore
 
 FORMAT = "growth-gevent-snapshot"
@@ -142,16 +142,7 @@ def write_snapshot(path: str, items: list[Record], journal: int | None = None) -
     except BaseException:
         os.unlink(temporary)
         raise
-    _fsync_directory(os.path.dirname(temporary))
-
-
-def _fsync_directory(directory: str) -> None:
-    # The rename itself is durable only once the folder's entry is on disk.
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+    fsync_directory_of(path)  # the rename itself is durable only once the folder's entry is
 
 
 def read_snapshot(path: str) -> list[Record]:
