@@ -1,8 +1,8 @@
 import pytest
-from gevent.pywsgi import MAX_REQUEST_LINE
 
 from growth_gevent.core.records import (
     MAX_NAME_URL_BYTES,
+    MAX_REQUEST_LINE,
     YEAR_URL_BYTES,
     InvalidRecord,
     as_record,
@@ -106,4 +106,4 @@ def test_a_record_with_two_longest_names_and_a_long_year_fits_in_a_request_line(
     from urllib.parse import quote
     name = "A" * MAX_NAME_URL_BYTES
     line = f"DELETE /api/v1/growth/{quote(name)}/{quote(name)}/{'-' + '9' * (YEAR_URL_BYTES - 1)} HTTP/1.1\r\n"
-    assert len(line) == MAX_REQUEST_LINE - 1  # pywsgi answers 414 from MAX_REQUEST_LINE on
+    assert len(line) == MAX_REQUEST_LINE - 1  # the head parser answers 414 from MAX_REQUEST_LINE on

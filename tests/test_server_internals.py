@@ -154,3 +154,11 @@ def test_the_server_builds_one_connection_per_socket_through_handler_class():
     # pywsgi's documented contract for handler_class: called with (socket, address, server), then handle().
     assert "handler_class(sock, address, self)" in inspect.getsource(pywsgi.WSGIServer.handle)
     assert list(inspect.signature(GrowthServer.handler_class).parameters) == ["sock", "address", "server"]
+
+
+def test_no_module_outside_http_imports_pywsgi():
+    """The list above is the whole of what the package takes from pywsgi only if http/ alone imports it."""
+    def imports_pywsgi(path):
+        return any(name.startswith("gevent.pywsgi") for name in _gevent_names(ast.parse(path.read_text())).values())
+    outside = [path for path in (ROOT / "growth_gevent").rglob("*.py") if not path.is_relative_to(HTTP)]
+    assert sorted(str(path.relative_to(ROOT)) for path in outside if imports_pywsgi(path)) == []

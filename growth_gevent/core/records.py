@@ -10,14 +10,13 @@ from collections.abc import Callable
 from typing import Any, TypeGuard
 from urllib.parse import quote
 
-from gevent.pywsgi import MAX_REQUEST_LINE as _PYWSGI_MAX_REQUEST_LINE
-
 _FLOAT_MAX = sys.float_info.max
 _NUMBER_TYPES = (int, float)
 PAUSE_EVERY = 5000
-# Longest request line the HTTP layer reads, its line end included (414 from this many bytes on): pywsgi's
-# bound, stated here on the ground floor because the longest addressable name below depends on it.
-MAX_REQUEST_LINE: int = _PYWSGI_MAX_REQUEST_LINE
+# Longest request line the HTTP layer reads, its line end included (414 from this many bytes on): 8 KiB, as
+# pywsgi's and nginx's (large_client_header_buffers); ours, not read from pywsgi, whose constant is not public.
+# Stated here on the ground floor because the longest addressable name below depends on it.
+MAX_REQUEST_LINE = 8192
 # A record must be addressable: its URL, both names percent-encoded and a year of up to this many
 # characters, must fit in a request line (414 past it), whatever the other name.
 YEAR_URL_BYTES = 100
