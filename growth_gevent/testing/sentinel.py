@@ -124,6 +124,19 @@ class SentinelGroup:
 
         return wait_for(new_primary, FAILOVER_SECONDS, interval=0.1)
 
+    def wait_until_replica(self, node: RedisServer) -> None:
+        """Once ``node`` says it is a replica. Sentinel sends a node it reconfigures CLIENT KILL TYPE normal
+        with the REPLICAOF, so that clients ask again where the primary is: a connection reset meanwhile is
+        "not yet", not a failure."""
+        def replica():
+            try:
+                with node.client() as client:
+                    return client.execute_command("ROLE")[0] == b"slave"
+            except redis.ConnectionError:
+                return False
+
+        wait_for(replica, FAILOVER_SECONDS, interval=0.1)
+
     def stop(self):
         servers: list[SentinelServer | RedisServer] = [*self.sentinels, *self.nodes]
         for server in servers:
