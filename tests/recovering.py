@@ -35,3 +35,19 @@ def records_of(store, number=1):
     """The records in segment ``number``, once what the store appended so far is written."""
     store.journal.flush()
     return read_segment(segment_path(store.journal.snapshot_path, number))[0]
+
+
+def folder_fsyncs(monkeypatch):
+    """The folders fsynced from now on, each as ``(folder, the names in it then)``: what a crash of the
+    machine right after that fsync finds there."""
+    fsyncs = []
+    fsync = os.fsync
+
+    def recording(descriptor):
+        fsync(descriptor)
+        target = os.readlink(f"/proc/self/fd/{descriptor}")
+        if os.path.isdir(target):
+            fsyncs.append((target, sorted(os.listdir(target))))
+
+    monkeypatch.setattr(os, "fsync", recording)
+    return fsyncs

@@ -23,7 +23,7 @@ from growth_gevent.stores.base import WritesRefused
 from growth_gevent.testing import holds_for, wait_for
 from tests.test_metrics import samples
 
-from recovering import KEY, crashed, opened, records_of
+from recovering import KEY, crashed, folder_fsyncs, opened, records_of
 
 
 @pytest.fixture
@@ -266,3 +266,20 @@ def test_a_segment_whose_header_cannot_be_written_leaves_no_file_and_keeps_its_n
     assert segment_numbers(path) == [2]
     store.put(KEY, 2)
     assert crashed(store) == {"A": {"B": {1: 2}}}
+
+
+def test_each_segment_created_or_removed_is_on_disk_by_an_fsync_of_its_folder(path, monkeypatch):
+    """What a crash of the machine (not only of the process) finds after each step: a new segment, the
+    snapshot renamed into place, the old segment gone, and at a graceful close the new one, empty, gone
+    too: each once its folder is fsynced."""
+    fsyncs = folder_fsyncs(monkeypatch)
+    store = opened(path)
+    snapshotter = Snapshotter(store, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    store.put(KEY, 1)
+    assert snapshotter.save_if_changed() is True
+    store.close()
+    first, second = (os.path.basename(segment_path(path, number)) for number in (1, 2))
+    snapshot, lock = os.path.basename(path), os.path.basename(path) + ".lock"
+    assert [names for _, names in fsyncs] == [
+        [first], [first, second, lock], [snapshot, first, second, lock], [snapshot, second, lock], [snapshot, lock]]
+    assert {folder for folder, _ in fsyncs} == {os.path.realpath(os.path.dirname(path))}

@@ -21,6 +21,7 @@ from growth_gevent.durability.snapshot import (
 )
 from growth_gevent.stores.base import WritesRefused
 
+from recovering import folder_fsyncs
 from support import memory_store
 
 ITEMS = [(("BRZ", "NGDP_R", 2002), 183.26), (("ABW", "X", -5), 7), (("Z", "Y", 1), 1e300)]
@@ -31,6 +32,12 @@ def test_a_snapshot_reads_back_exactly(tmp_path):
     write_snapshot(str(path), ITEMS)
     assert read_snapshot(str(path)) == ITEMS
     assert [type(value) for _, value in read_snapshot(str(path))] == [float, int, float]
+
+
+def test_a_snapshot_is_renamed_into_place_and_then_its_folder_fsynced(tmp_path, monkeypatch):
+    fsyncs = folder_fsyncs(monkeypatch)
+    write_snapshot(str(tmp_path / "snapshot.json"), ITEMS)
+    assert fsyncs == [(os.path.realpath(tmp_path), ["snapshot.json"])]  # the rename itself is on disk
 
 
 def test_an_empty_store_makes_a_valid_snapshot(tmp_path):
