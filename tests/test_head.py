@@ -11,6 +11,7 @@ import tomllib
 import pytest
 
 from growth_gevent.config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_HEADER_BYTES
+from growth_gevent.core.records import MAX_NAME_URL_BYTES, MAX_REQUEST_LINE, YEAR_URL_BYTES
 from growth_gevent.http import bodies, head
 
 REQUESTS = pathlib.Path(__file__).parent / "requests"
@@ -94,3 +95,15 @@ def test_a_chunk_larger_than_any_body_is_refused_by_its_size():
         head.check_chunk_size(2**64 - 1, 1000)
     assert (refused.value.rule, refused.value.limit, str(refused.value)) == (
         "chunk-too-large", 1000, "request body is larger than 1000 bytes")
+
+
+def test_the_longest_record_url_is_read_and_one_byte_more_is_414():
+    """Every record is addressable (core/records.py: MAX_NAME_URL_BYTES from MAX_REQUEST_LINE): the request
+    line of two longest names and a longest year is read; a byte more and it is too long."""
+    name, year = "A" * MAX_NAME_URL_BYTES, "-" + "9" * (YEAR_URL_BYTES - 1)
+    longest = f"DELETE /api/v1/growth/{name}/{name}/{year} HTTP/1.1\r\n".encode()
+    assert len(longest) == MAX_REQUEST_LINE - 1
+    parsed = head.parse_head(io.BytesIO(longest + b"Host: t\r\n\r\n"), DEFAULT_MAX_HEADER_BYTES)
+    assert parsed.request_line.target == f"/api/v1/growth/{name}/{name}/{year}"
+    with pytest.raises(head.URITooLong):
+        head.parse_head(io.BytesIO(longest.replace(b"/A", b"/AA", 1) + b"Host: t\r\n\r\n"), DEFAULT_MAX_HEADER_BYTES)
