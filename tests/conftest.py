@@ -1,11 +1,11 @@
-"""Markers by folder, serial tests alone under pytest-xdist (tests/serial.py), and the fixtures of the
-in-process tests.
+"""Markers by file name, serial tests alone under pytest-xdist (tests/helpers/serial.py), and the fixtures of
+every test.
 
-Tests that start a process (a server, redis-server, k6, locust, docker, a command line of ours, pip) live
-under tests/live/ and are marked ``live``; tests/live/conftest.py holds the fixtures that start processes.
-A test that takes a store runs on the in-memory store and again on Redis, the session's redis-server: that
-run is marked ``live`` too, so that the fast loop (``-m "not live"``) starts no process. The fuzz lives
-under tests/fuzz/ and is marked ``fuzz``.
+Tests that start a process (a server, redis-server, k6, locust, docker, a command line of ours, pip) live in
+files named ``test_*_live.py``, beside the in-process tests of the same layer, and are marked ``live``. A test
+that takes a store runs on the in-memory store and again on Redis, the session's redis-server: that run is
+marked ``live`` too, so that the fast loop (``-m "not live"``) starts no process. The fuzz lives under
+tests/fuzz/ and is marked ``fuzz``.
 """
 
 import gc
@@ -17,24 +17,24 @@ import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.testing import RedisServer
-
-from fake_redis import FakeRedis
-from serial import pytest_runtest_protocol, serial_first  # noqa: F401 (a hook of this conftest's)
-from support import SAMPLE, make_store
+from growth_gevent.testing import LiveServer, RedisServer
+from tests.helpers.fake_redis import FakeRedis
+from tests.helpers.redis_support import open_store
+from tests.helpers.serial import pytest_runtest_protocol, serial_first  # noqa: F401 (a hook of this conftest's)
+from tests.helpers.support import SAMPLE, make_store, two_workers_on_redis
 
 HERE = pathlib.Path(__file__).parent
-FOLDER_MARKS = {"live": pytest.mark.live, "fuzz": pytest.mark.fuzz}
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(config, items):
-    """Each test gets the marker of every folder of FOLDER_MARKS it is under; under pytest-xdist, serial tests
-    first."""
+    """A test in a ``test_*_live.py`` file is marked ``live``, one under tests/fuzz/ ``fuzz``; under
+    pytest-xdist, serial tests first."""
     for item in items:
-        for folder in item.path.relative_to(HERE).parts[:-1]:
-            if folder in FOLDER_MARKS:
-                item.add_marker(FOLDER_MARKS[folder])
+        if item.path.name.endswith("_live.py"):
+            item.add_marker(pytest.mark.live)
+        if "fuzz" in item.path.relative_to(HERE).parts[:-1]:
+            item.add_marker(pytest.mark.fuzz)
     serial_first(config, items)
 
 
@@ -70,7 +70,7 @@ def redis_server():
 
 @pytest.fixture
 def fake():
-    """A fake Redis in this process (tests/fake_redis.py)."""
+    """A fake Redis in this process (tests/helpers/fake_redis.py)."""
     fake = FakeRedis()
     yield fake
     fake.close()
@@ -100,7 +100,7 @@ class StoreOfTheTest:
 def shared_app():
     """An app on CLIENT_CONFIG for the module's tests, each on its own fresh store. Building an app takes
     ~3 ms (falcon maps and compiles its routes), a third of an in-process test; what it keeps from test to
-    test are its request counts, which tests/test_metrics.py reads from an app of its own, and its body
+    test are its request counts, which tests/ops/test_metrics.py reads from an app of its own, and its body
     budget and parse slot, which every request gives back (a test that kept one would fail those after it)."""
     store = StoreOfTheTest()
     return create_app(store, CLIENT_CONFIG), store
@@ -117,3 +117,61 @@ def client(store, shared_app):
 @pytest.fixture
 def sample_records():
     return json.loads(SAMPLE.read_text())
+
+
+# The fixtures that start processes.
+@pytest.fixture
+def own_redis():
+    """A redis-server of the test's own, to stop, restart, pause or reconfigure."""
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fresh(redis_server):
+    """A Redis store (short timeouts, small chunks) on the session's Redis, flushed."""
+    redis_server.flush()
+    store = open_store(redis_server)
+    yield store
+    store.close()
+
+
+@pytest.fixture(params=["memory", "redis, 2 workers"])
+def deployment(request):
+    """The environment of a live server: tests that take it hold on one process with the in-memory
+    store and on two workers over Redis."""
+    if request.param == "memory":
+        return {}
+    return two_workers_on_redis(request)
+
+
+@pytest.fixture
+def live(request, deployment, servers):
+    """A live server on each deployment, for a test that needs a socket on both stores; its environment
+    also holds the test's parameter (``indirect=True``) if it has one."""
+    return servers(**deployment, **getattr(request, "param", {}))
+
+
+@pytest.fixture
+def server(request):
+    """A live server process, its environment the test's parameter (``indirect=True``) if it has one;
+    tests/http/test_server_live.py overrides it to run on each deployment."""
+    live = LiveServer(**getattr(request, "param", {})).start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def servers():
+    """``servers(**env)`` starts a live server process; every one started is stopped after the test."""
+    started = []
+
+    def start(**env):
+        server = LiveServer(**env).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

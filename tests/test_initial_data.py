@@ -10,8 +10,7 @@ import pytest
 from growth_gevent.config import Config
 from growth_gevent.core.records import InvalidRecord
 from growth_gevent.initial_data import PreloadWatch, read_preload, seed_store
-
-from support import SAMPLE, memory_store
+from tests.helpers.support import SAMPLE, memory_store
 
 
 def test_an_empty_store_is_given_the_preload_file_and_one_that_holds_records_is_not(caplog):

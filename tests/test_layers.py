@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from support import ROOT
+from tests.helpers.support import ROOT
 
 PACKAGE = ROOT / "growth_gevent"
 # layer -> the layers it may import, besides itself; every import of growth_gevent's is checked

@@ -8,8 +8,7 @@ import tomllib
 import pytest
 
 from growth_gevent.config import Config, ConfigError
-
-from support import ROOT
+from tests.helpers.support import ROOT
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 LOCAL_INDEX = "file:///opt/pypi/simple"  # this machine's copy of PyPI: the build backend comes from it
@@ -45,7 +44,7 @@ def test_the_deploy_pins_are_the_dependencies_and_the_redis_extra_each_pin_in_it
 
 
 def test_gevent_is_a_range_the_http_layer_was_run_on_not_the_deploy_pin():
-    # The HTTP layer touches only gevent's public names (tests/test_server_internals.py), so installs may
+    # The HTTP layer touches only gevent's public names (tests/http/test_server_internals.py), so installs may
     # take any gevent from the oldest one its tests were run on (docs/design.md, The HTTP layer).
     gevent = ranges(PROJECT["dependencies"])["gevent"]
     lowest = re.search(r">=([\d.]+)", gevent).group(1)

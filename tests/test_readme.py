@@ -3,7 +3,7 @@
 import re
 import subprocess
 
-from support import ROOT
+from tests.helpers.support import ROOT
 
 README = (ROOT / "README.md").read_text()
 WALKTHROUGH = re.search(r"<!-- walkthrough -->\n```console\n(.*?)```\n<!-- /walkthrough -->", README, re.S)

@@ -5,7 +5,7 @@ Read from the settings rather than by running mypy here: .ci/run runs it."""
 import importlib.util
 import tomllib
 
-from support import ROOT
+from tests.helpers.support import ROOT
 
 MYPY = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
 OVERRIDES = MYPY.get("overrides", [])

@@ -4,7 +4,7 @@ socket). Everything between the socket and the WSGI application is ours: no pyws
 
 What it does with each connection:
 
-- the request head read by ``head.parse_head``, the very function the corpus in ``tests/requests/``
+- the request head read by ``head.parse_head``, the very function the corpus in ``tests/http/requests/``
   drives; a refusal is answered with its status and the connection closed the lingering way;
 - the body read by ``bodies.py`` as ``wsgi.input``, framed and bounded where its bytes arrive;
 - deadlines on every read, kept on the connection: the first byte of a request (keep-alive idle time),

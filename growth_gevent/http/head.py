@@ -6,7 +6,7 @@ Content-Length or one that is not plain digits, a Transfer-Encoding other than e
 together with a Content-Length, no Host or several on HTTP/1.1; a body chunk larger than any body
 accepted is a 413 as soon as its size is read. Each refusal is typed by its status and
 names the rule that refused it (``BadRequest.rule == "duplicate-content-length"``), so that the corpus
-in ``tests/requests/`` pins which rule fired. ``parse_head`` reads a head from any binary file with
+in ``tests/http/requests/`` pins which rule fired. ``parse_head`` reads a head from any binary file with
 ``readline``: the server's deadline-bound socket reader, or ``io.BytesIO`` in the corpus's tests, so the
 corpus drives the very code that serves.
 """

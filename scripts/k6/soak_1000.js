@@ -2,7 +2,7 @@
 //
 //   k6 run -e DOMAIN=http://127.0.0.1:8080 scripts/k6/soak_1000.js
 //
-// SLEEP is the think time after each request in seconds, 1 by default (tests/test_k6.py sets 0 for a
+// SLEEP is the think time after each request in seconds, 1 by default (tests/scripts/test_k6.py sets 0 for a
 // short smoke run).
 //
 // 1000 VUs keep 1000 connections open: raise the open-file limit of both k6 and the server

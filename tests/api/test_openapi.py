@@ -1,0 +1,111 @@
+"""The OpenAPI document: in step with the app's routes, and served as is (its validity against the OpenAPI
+schema, and the fuzz that holds the app to it: tests/fuzz/test_openapi_fuzz.py, beside the other third-party
+OpenAPI tools, whose imports take half a second)."""
+
+import json
+import re
+
+import falcon.inspect
+import pytest
+import webtest
+
+from growth_gevent.api.app import create_app
+from growth_gevent.api.auth import WRITE_METHODS
+from growth_gevent.config import Config
+from growth_gevent.stores.base import JOBS_KEPT
+from tests.helpers.support import ROOT, memory_store
+
+DOCUMENT_PATH = ROOT / "growth_gevent" / "api" / "openapi.json"
+DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
+
+
+def _document_operations():
+    """(path template, method) of every operation the document describes: HEAD wherever GET, as it says."""
+    described = {(template, method.upper())
+                 for template, item in DOCUMENT["paths"].items()
+                 for method in item if method in HTTP_METHODS}
+    return described | {(template, "HEAD") for template, method in described if method == "GET"}
+
+
+def document_operation(template, method):
+    """The operation that answers ``method`` on ``template``: a HEAD is its GET, without the body."""
+    item = DOCUMENT["paths"][template]
+    return item["get" if method.upper() == "HEAD" else method.lower()]
+
+
+def _app_operations(app):
+    """(path template, method) of every responder the app's own resources define.
+
+    Falcon adds OPTIONS and the 405 responders itself; those are marked internal. Converters such as
+    ``{year:int}`` are written ``{year}`` in OpenAPI.
+    """
+    return {(_CONVERTER.sub(r"{\1}", route.path), method.method)
+            for route in falcon.inspect.inspect_routes(app)
+            for method in route.methods if not method.internal}
+
+
+@pytest.fixture
+def app():
+    store = memory_store()
+    yield create_app(store, Config())
+    store.close()
+
+
+class TestDocument:
+    def test_file_is_plain_json_with_nothing_duplicated(self):
+        def no_duplicates(pairs):
+            keys = [key for key, _ in pairs]
+            assert len(keys) == len(set(keys)), f"duplicate keys {keys}"
+            return dict(pairs)
+        assert json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"), object_pairs_hook=no_duplicates) == DOCUMENT
+
+    def test_documents_every_route_of_the_app_and_nothing_else(self, app):
+        documented, routed = _document_operations(), _app_operations(app)
+        assert sorted(routed - documented) == [], "routes the document does not describe"
+        assert sorted(documented - routed) == [], "documented operations the app does not have"
+
+    def test_every_operation_has_a_unique_id(self):
+        ids = [item[method]["operationId"] for item in DOCUMENT["paths"].values()
+               for method in item if method in HTTP_METHODS]
+        assert len(ids) == len(set(ids))
+
+    def test_every_error_body_is_the_error_schema(self):
+        error = {"$ref": "#/components/schemas/Error"}
+        for template, item in DOCUMENT["paths"].items():
+            for method in (m for m in item if m in HTTP_METHODS):
+                for code, response in item[method]["responses"].items():
+                    if "$ref" in response:
+                        response = DOCUMENT["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+                    if int(code) >= 400 and method != "head":
+                        assert response["content"] == {"application/json": {"schema": error}}, \
+                            (template, method, code)
+
+    def test_exactly_the_writes_declare_the_bearer_scheme_and_its_401(self):
+        assert DOCUMENT["components"]["securitySchemes"]["bearerToken"] == {
+            **DOCUMENT["components"]["securitySchemes"]["bearerToken"], "type": "http", "scheme": "bearer"}
+        for template, method in _document_operations():
+            operation = document_operation(template, method)
+            guarded = method in WRITE_METHODS
+            # Optional: a server without GROWTH_API_TOKENS takes writes from anyone.
+            assert operation.get("security") == ([{"bearerToken": []}, {}] if guarded else None), (template, method)
+            assert ("401" in operation["responses"]) == guarded, (template, method)
+
+    def test_head_is_said_once_not_listed_beside_every_get(self):
+        """Swagger UI lists every operation: a HEAD beside each GET doubled the list for nothing."""
+        assert all("head" not in item for item in DOCUMENT["paths"].values())
+        assert "Every GET route also answers HEAD" in DOCUMENT["info"]["description"]
+
+    def test_says_how_many_bulk_jobs_are_kept(self):
+        job = DOCUMENT["paths"]["/api/v1/growth/post/status/{job}"]["get"]
+        assert f"The last {JOBS_KEPT} jobs" in job["description"]
+        assert f"the last {JOBS_KEPT} accepted" in job["responses"]["404"]["description"]
+
+
+def test_served_document_is_the_file(app):
+    response = webtest.TestApp(app).get("/openapi.json")
+    assert response.status_int == 200
+    assert response.content_type == "application/json"
+    assert response.json == DOCUMENT
+    assert response.body == DOCUMENT_PATH.read_bytes()

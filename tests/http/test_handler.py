@@ -1,0 +1,127 @@
+"""The connection served in process (gevent sockets, no process started): what a log line of a
+request carries, and what a body's bytes earn against its minimum rate."""
+
+import json
+import logging
+import time
+
+import falcon
+import gevent
+import gevent.socket
+import pytest
+
+from growth_gevent.api.app import create_app
+from growth_gevent.config import Config
+from growth_gevent.core.logs import LogfmtFormatter, RequestIdFilter
+from growth_gevent.http.handler import SEND_BUFFER_BYTES
+from growth_gevent.http.server import listen, make_server
+from growth_gevent.testing import read_response
+from tests.helpers.support import memory_store
+
+ROUTER_ID = "7f1c4e0a-9b2d-4c1e-8f3a-2d6b5e9c0a11"
+
+
+class Lines(logging.Handler):
+    """The log lines of the ``growth_gevent`` loggers, formatted and filtered as configure_logging does."""
+
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(LogfmtFormatter())
+        self.addFilter(RequestIdFilter())
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(self.format(record))
+
+
+class Fails:
+    def on_get(self, req, resp):
+        raise RuntimeError("a bug")
+
+
+def test_an_error_logged_while_serving_a_request_carries_its_request_id():
+    app = falcon.App()
+    app.add_route("/fails", Fails())
+    config = Config(host="127.0.0.1", port=0)
+    server = make_server(app, config, listen(config))
+    server.start()
+    lines = Lines()
+    logger = logging.getLogger("growth_gevent")
+    logger.addHandler(lines)
+    try:
+        answers = []
+        for offered in (ROUTER_ID, None):
+            sock = gevent.socket.create_connection(server.address[:2])
+            sock.sendall(b"GET /fails HTTP/1.1\r\nHost: t\r\n"
+                         + (b"X-Request-ID: %s\r\n" % offered.encode() if offered else b"") + b"\r\n")
+            answers.append(read_response(sock))
+            sock.close()
+    finally:
+        logger.removeHandler(lines)
+        server.stop()
+    assert [(status, headers["x-request-id"] == ROUTER_ID) for status, headers, _ in answers] == [
+        (500, True), (500, False)]
+    errors = [line for line in lines.lines if "level=error" in line and "RuntimeError: a bug" in line]
+    assert [line.split(" ")[3] for line in errors] == [
+        f"request_id={headers['x-request-id']}" for _, headers, _ in answers]
+
+
+# Short, as the test waits them out: a server that gave no grace, or no more for the bytes, answers 25 ms early
+# (one on time answers within ~2 ms of its deadline).
+GRACE = 0.025  # seconds
+MIN_RATE = 8000  # bytes a second
+
+
+@pytest.mark.parametrize("sent, earned", [(0, 0.0), (200, 200 / MIN_RATE)], ids=["nothing", "200 bytes"])
+def test_a_bodys_deadline_is_its_grace_and_a_second_per_min_rate_bytes_received(sent, earned):
+    # A grace of 25 ms, then 8,000 bytes a second: 200 bytes sent at once earn 25 ms more.
+    config = Config(host="127.0.0.1", port=0, body_grace=GRACE, body_min_rate=MIN_RATE)
+    store = memory_store()
+    server = make_server(create_app(store, config), config, listen(config))
+    server.start()
+    try:
+        sock = gevent.socket.create_connection(server.address[:2])
+        started = time.monotonic()
+        sock.sendall(b"POST /api/v1/growth HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100000\r\n\r\n")
+        # The body's bytes after its head was read, as a client's come: bytes read with the head earn nothing.
+        polls_end = started + 5
+        while not any(handler.body_deadline is not None for handler in server.connections):
+            assert time.monotonic() < polls_end
+            gevent.sleep(0.001)  # a poll with a deadline; the server's greenlets run meanwhile
+        sock.sendall(b" " * sent)
+        status, headers, body = read_response(sock)
+        answered = time.monotonic() - started
+        sock.close()
+    finally:
+        server.stop()
+        store.close()
+    assert (status, headers["connection"], json.loads(body)) == (
+        408, "close", {"msg": "request body not received in time"})
+    assert GRACE + earned <= answered < GRACE + earned + 0.5
+
+
+def test_an_answer_larger_than_the_send_buffer_reaches_a_client_that_reads_it_late_whole():
+    # More than the send buffer and the client's receive buffer hold: the first send takes part of it,
+    # the rest is sent as the client reads.
+    body = bytes(range(256)) * (4 * SEND_BUFFER_BYTES // 256 + 1)
+
+    def large(environ, start_response):
+        start_response("200 OK", [("Content-Type", "application/octet-stream")])
+        return [body]
+
+    config = Config(host="127.0.0.1", port=0)
+    server = make_server(large, config, listen(config))
+    server.start()
+    try:
+        sock = gevent.socket.create_connection(server.address[:2], timeout=5)
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        sent_end = time.monotonic() + 5
+        while not any(handler.bytes_sent or handler.headers_sent for handler in server.connections):
+            assert time.monotonic() < sent_end
+            gevent.sleep(0.001)  # until the server has begun: its first send fills the buffers
+        status, headers, received = read_response(sock)
+        sock.close()
+    finally:
+        server.stop()
+    assert (status, int(headers["content-length"]), received == body) == (200, len(body), True)

@@ -1,0 +1,109 @@
+"""The request-head parser over the corpus in tests/http/requests/, in process: each valid head read as
+expected and its body read whole by the server's own body readers, each invalid one refused with its status
+by the rule named in its sidecar."""
+
+import codecs
+import io
+import pathlib
+import re
+import tomllib
+
+import pytest
+
+from growth_gevent.config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_HEADER_BYTES
+from growth_gevent.core.records import MAX_NAME_URL_BYTES, MAX_REQUEST_LINE, YEAR_URL_BYTES
+from growth_gevent.http import bodies, head
+
+REQUESTS = pathlib.Path(__file__).parent / "requests"
+# The invalid corpus runs with a small header budget, so that a 431 case stays a small file.
+INVALID_MAX_HEADER_BYTES = 2048
+
+
+def load_request(path: pathlib.Path) -> bytes:
+    """A .http file's bytes: its real line ends are left out, its escapes (``\\r\\n``, ``\\x00``) decoded."""
+    return codecs.escape_decode(path.read_bytes().replace(b"\n", b""))[0]
+
+
+def corpus(kind):
+    expected = tomllib.loads((REQUESTS / kind / "expected.toml").read_text())
+    files = {path.stem: path for path in (REQUESTS / kind).glob("*.http")}
+    assert set(files) == set(expected), f"{kind}: .http files and expected.toml disagree"
+    return [pytest.param(load_request(files[name]), expected[name], id=name) for name in sorted(files)]
+
+
+INVALID = corpus("invalid")
+
+
+@pytest.mark.parametrize("raw, expected", corpus("valid"))
+def test_a_valid_head_is_read_and_its_body_after_it(raw, expected):
+    rfile = io.BytesIO(raw)
+    parsed = head.parse_head(rfile, DEFAULT_MAX_HEADER_BYTES)
+    line, framing = parsed.request_line, parsed.framing
+    body = bodies.open_body(framing, rfile, DEFAULT_MAX_BODY_BYTES)
+    read = {"method": line.method, "target": line.target, "version": line.version,
+            "target_length": len(line.target), "host": framing.host, "chunked": framing.chunked,
+            "content_length": framing.content_length,
+            "fields": [list(field) for field in parsed.fields], "field_count": len(parsed.fields),
+            "body": body.read().decode("latin-1"), "rest": rfile.read().decode("latin-1")}
+    assert body.finished
+    assert {key: read[key] for key in {"rest", *expected}} == {"rest": "", **expected}
+    if "content_length" not in expected:
+        assert framing.content_length is None
+
+
+@pytest.mark.parametrize("raw, expected", INVALID)
+def test_an_invalid_head_is_refused_by_its_rule(raw, expected):
+    with pytest.raises(head.Refusal) as refused:
+        head.parse_head(io.BytesIO(raw), INVALID_MAX_HEADER_BYTES)
+    assert (refused.value.status, refused.value.rule) == (expected["status"], expected["rule"])
+
+
+def test_every_rule_of_the_parser_is_pinned_by_a_case():
+    # A rule is the argument after a refusal's message: `Refusal("message", "rule")`, or
+    # `return "message", "rule"` where a helper picks both.
+    source = pathlib.Path(head.__file__).read_text()
+    declared = set(re.findall(r'", "([a-z0-9.-]+)"(?:, \w+)?\)?(?: from None)?$', source, re.MULTILINE))
+    timeouts = {"request-line-timeout", "header-timeout"}  # need a stalled reader: the test below
+    body_rules = {"chunk-too-large"}  # a chunk size, read from the body: tests/test_http.py
+    assert {case.values[1]["rule"] for case in INVALID} | timeouts | body_rules == declared
+
+
+def test_a_timeout_while_reading_is_a_408_with_its_rule():
+    class Stalled(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            raise TimeoutError("no more bytes in time")
+
+    with pytest.raises(head.RequestTimeout) as refused:
+        head.read_request_line(io.BufferedReader(Stalled()))
+    assert refused.value.rule == "request-line-timeout"
+    with pytest.raises(head.RequestTimeout) as refused:
+        head.read_fields(io.BufferedReader(Stalled()), 1000)
+    assert refused.value.rule == "header-timeout"
+
+
+def test_refusals_are_typed_by_status():
+    assert [cls.status for cls in (head.BadRequest, head.RequestTimeout, head.ContentTooLarge, head.URITooLong,
+                                   head.HeaderFieldsTooLarge)] == [400, 408, 413, 414, 431]
+
+
+def test_a_chunk_larger_than_any_body_is_refused_by_its_size():
+    head.check_chunk_size(1000, 1000)
+    with pytest.raises(head.ContentTooLarge) as refused:
+        head.check_chunk_size(2**64 - 1, 1000)
+    assert (refused.value.rule, refused.value.limit, str(refused.value)) == (
+        "chunk-too-large", 1000, "request body is larger than 1000 bytes")
+
+
+def test_the_longest_record_url_is_read_and_one_byte_more_is_414():
+    """Every record is addressable (core/records.py: MAX_NAME_URL_BYTES from MAX_REQUEST_LINE): the request
+    line of two longest names and a longest year is read; a byte more and it is too long."""
+    name, year = "A" * MAX_NAME_URL_BYTES, "-" + "9" * (YEAR_URL_BYTES - 1)
+    longest = f"DELETE /api/v1/growth/{name}/{name}/{year} HTTP/1.1\r\n".encode()
+    assert len(longest) == MAX_REQUEST_LINE - 1
+    parsed = head.parse_head(io.BytesIO(longest + b"Host: t\r\n\r\n"), DEFAULT_MAX_HEADER_BYTES)
+    assert parsed.request_line.target == f"/api/v1/growth/{name}/{name}/{year}"
+    with pytest.raises(head.URITooLong):
+        head.parse_head(io.BytesIO(longest.replace(b"/A", b"/AA", 1) + b"Host: t\r\n\r\n"), DEFAULT_MAX_HEADER_BYTES)

