@@ -1,35 +1,19 @@
-"""The command line: ``serve`` (the default: read the settings once, build the store and the app, serve),
-``load`` (upload bulk files) and ``check`` (verify a snapshot and its journal). The environment is the
-one source of settings; each of them has a ``serve`` flag too, made from ``config.SETTINGS``, which
-overrides it."""
+"""The command line: ``serve`` (the default: read the settings once, then :func:`growth_gevent.service.build`
+and run the service), ``load`` (upload bulk files) and ``check`` (verify a snapshot and its journal). It
+parses and calls; the environment is the one source of settings, read into a ``Config`` by every command;
+each setting has a ``serve`` flag too, made from ``config.SETTINGS``, which overrides it."""
 
 import argparse
 import logging
 import os
 import re
-import resource
-import time
 from collections.abc import Mapping, Sequence
 
-import gevent
-
 from . import __version__, upload
-from .api.app import create_app
-from .api.auth import warn_if_open
 from .config import SETTINGS, Config, ConfigError, Setting
 from .core.logs import configure_logging
-from .core.records import InvalidRecord
 from .durability import check
-from .durability.journal import ALWAYS, FSYNC_POLICIES
-from .durability.journaled import JournaledStore
-from .durability.replay import JournalDamaged
-from .durability.snapshot import SnapshotError, SnapshotLock, Snapshotter
-from .http.server import listen, make_server
-from .initial_data import PreloadWatch, recover_journaled, seed_store
-from .ops.lifecycle import serve
-from .ops.workers import run_workers
-from .stores.base import Store, StoreUnavailable
-from .stores.memory import MemoryStore
+from .service import StartError, build
 
 log = logging.getLogger("growth_gevent")
 
@@ -128,90 +112,26 @@ def config_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
 
 
 def _check(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    path = args.snapshot or environ.get("GROWTH_SNAPSHOT")
-    policy = environ.get("GROWTH_FSYNC", ALWAYS)
-    if not path or policy not in FSYNC_POLICIES:
-        log.error("check: give the snapshot's path (or GROWTH_SNAPSHOT); GROWTH_FSYNC, if set, is one of %s",
-                  ", ".join(FSYNC_POLICIES))
+    try:
+        config = Config.from_env(environ)
+    except ConfigError as error:
+        log.error("configuration error: %s", error)
         return 2
-    return check.check(path, args.repair, policy)
+    path = args.snapshot or config.snapshot_path
+    if not path:
+        log.error("check: give the snapshot's path (or GROWTH_SNAPSHOT)")
+        return 2
+    return check.check(path, args.repair, config.fsync)
 
 
 def serve_with(config: Config) -> int:
-    """Serve until stopped, as ``config`` says; return the exit code."""
-    warn_if_open(config)
-    _raise_open_file_limit()
-    started = time.perf_counter()
+    """Build the service ``config`` describes and serve it until stopped; return the exit code."""
     try:
-        snapshot_lock = _own_snapshot(config.snapshot_path) if config.snapshot_path else None
-        store = open_store(config)
-        deferred = None
-        if isinstance(store, JournaledStore):
-            recover_journaled(store, config, snapshot_lock, started)
-        else:
-            deferred = seed_store(store, config, snapshot_lock, started)
-    except (SnapshotError, JournalDamaged, InvalidRecord, OSError, ValueError) as error:
+        service = build(config)
+    except StartError as error:
         log.error("cannot start: %s", error)
         return 2
-    try:
-        listener = listen(config)
     except OSError as error:
-        log.error("cannot listen on %s:%s: %s", config.host, config.port, error)
+        log.error("%s", error)
         return 1
-    if config.workers == 1:
-        return _serve(listener, store, config, deferred=deferred, snapshot_lock=snapshot_lock)
-    store.close()  # each worker opens its own connections
-
-    def serve_worker(index, stop):
-        configure_logging({"worker": index})
-        return _serve(listener, open_store(config), config, stop, deferred)
-
-    return run_workers(config.workers, serve_worker, listener, config.shutdown_timeout)
-
-
-def open_store(config: Config) -> Store:
-    """The store ``config`` describes, given its settings: the in-memory one, or Redis when GROWTH_STORE
-    names one (a bad URL is a ValueError)."""
-    if config.store_url is None and config.snapshot_path:
-        return JournaledStore(config.snapshot_path, config.fsync, chunk_size=config.bulk_chunk_records,
-                              queue_records=config.bulk_queue_records, max_records=config.max_records)
-    if config.store_url is None:
-        return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records,
-                           max_records=config.max_records)
-    from .stores.redis import RedisStore  # here: importing redis-py costs memory the default does not need
-    store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
-                       chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
-                       queue_records=config.bulk_queue_records, max_records=config.max_records,
-                       cache_stale_seconds=config.redis_cache_stale_seconds,
-                       min_replicas=config.redis_min_replicas, replica_timeout=config.redis_replica_timeout)
-    try:
-        store.ping()
-    except StoreUnavailable as error:
-        log.warning("store unreachable, answering 503 until it is back: %s", error)
-    return store
-
-
-def _serve(listener, store, config, stop=None, deferred=None, snapshot_lock=None):
-    """Serve until stopped; ``deferred`` is initial data still to load, once the store is reachable."""
-    if config.store_url is not None and config.preload_path:
-        gevent.spawn(PreloadWatch(store, config.preload_path, deferred).run)
-    snapshotter = None
-    if snapshot_lock is not None:
-        snapshotter = Snapshotter(store, snapshot_lock, config.snapshot_interval,
-                                  config.stop_writes_on_snapshot_error)
-    return serve(make_server(create_app(store, config), config, listener), store, config, snapshotter, stop)
-
-
-def _own_snapshot(path):
-    """The lock that makes this process the snapshot's only writer (SnapshotInUse if another is)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.access(directory, os.W_OK):
-        raise OSError(f"GROWTH_SNAPSHOT {path}: cannot write in {directory}")
-    return SnapshotLock(path)
-
-
-def _raise_open_file_limit():
-    # Every client connection is a file descriptor; 1024, a common default, is too few.
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return service.run()

@@ -1,5 +1,6 @@
-"""Initial data: what an empty store is given before serving (the snapshot, else GROWTH_PRELOAD), and,
-on Redis, again whenever the store lost its data while the service ran."""
+"""Initial data: what a store is given before serving (the journaled store: its snapshot and journal, else
+GROWTH_PRELOAD; another: GROWTH_PRELOAD when it is empty), and, on Redis, GROWTH_PRELOAD again whenever the
+store lost its data while the service ran."""
 
 import logging
 import os
@@ -13,7 +14,7 @@ from .config import Config
 from .core.logs import ThrottledLog
 from .core.records import InvalidRecord, Record, parse_records
 from .durability.journal import SEGMENT_INFIX
-from .durability.snapshot import SnapshotLock, load_snapshot, read_snapshot
+from .durability.snapshot import load_snapshot
 from .stores.base import Store, StoreUnavailable
 
 log = logging.getLogger("growth_gevent")
@@ -26,8 +27,8 @@ WATCH_ERROR_LOG_SECONDS = 60.0
 InitialData = tuple[str, list[Record]]
 
 
-def seed_store(store, config, snapshot_lock, started):
-    """Give an empty store its initial data (the snapshot, else GROWTH_PRELOAD) before serving.
+def seed_store(store: Store, config: Config, started: float) -> InitialData | None:
+    """Give an empty store its initial data (GROWTH_PRELOAD) before serving.
     Returns ``(source, records)`` when the store could not be reached, to be loaded once it is back;
     else None, so that the records are not kept once loaded."""
     try:
@@ -38,9 +39,9 @@ def seed_store(store, config, snapshot_lock, started):
         if config.preload_path:
             log.info("GROWTH_PRELOAD %s not read: the store already holds %d records", config.preload_path, held)
         return None
-    initial = read_initial_data(config, snapshot_lock)
-    if initial is None:
+    if not config.preload_path:
         return None
+    initial = _preload(config.preload_path)
     try:
         submit_initial_data(store, *initial, started)
     except StoreUnavailable as error:
@@ -68,15 +69,6 @@ def recover_journaled(store, config, snapshot_lock, started):
         log.info("replayed %d journal records of %s%s%s in %.0f ms; %d bulk loads queued again", recovered.records,
                  snapshot_lock.path, SEGMENT_INFIX, segments, (time.perf_counter() - replay_started) * 1000,
                  len(recovered.queued))
-
-
-def read_initial_data(config: Config, snapshot_lock: SnapshotLock | None) -> InitialData | None:
-    """``(source, records)``: the snapshot if there is one, else the preload file; or None."""
-    if snapshot_lock is not None and os.path.exists(snapshot_lock.path):
-        return f"snapshot {snapshot_lock.path}", read_snapshot(snapshot_lock.path)
-    if config.preload_path:
-        return _preload(config.preload_path)
-    return None
 
 
 def _preload(path: str, pause: Callable[[], object] | None = None) -> InitialData:

@@ -37,10 +37,10 @@ def main():
     import logging
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    from growth_gevent.cli import open_store
     from growth_gevent.config import Config
     from growth_gevent.http.server import listen, make_server
     from growth_gevent.ops.lifecycle import serve
+    from growth_gevent.service import open_store
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     config = Config.from_env(os.environ)

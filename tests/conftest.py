@@ -87,6 +87,8 @@ def store(store_kind, request):
 class StoreOfTheTest:
     """The store of the test running now, for an app that its module's tests share; between tests, none."""
 
+    name = "shared"  # the app's build info is read as it is built, before any test's store
+
     def __init__(self):
         self.store = None
 

@@ -18,8 +18,8 @@ def test_an_empty_store_is_given_the_preload_file_and_one_that_holds_records_is_
     holding.put(("A", "B", 1), 1)
     config = Config(preload_path=str(SAMPLE))
     with caplog.at_level(logging.INFO, logger="growth_gevent"):
-        assert seed_store(empty, config, None, 0.0) is None
-        assert seed_store(holding, config, None, 0.0) is None
+        assert seed_store(empty, config, 0.0) is None
+        assert seed_store(holding, config, 0.0) is None
     assert (empty.size(), holding.size()) == (9, 1)
     assert f"GROWTH_PRELOAD {SAMPLE} not read: the store already holds 1 records" in caplog.text
 

@@ -74,7 +74,7 @@ class Ready:
         except StoreUnavailable as error:
             raise falcon.HTTPServiceUnavailable(description=f"not ready: {error}",
                                                 retry_after=RETRY_AFTER_SECONDS) from None
-        refused = self._store.writes_refused()
+        refused = self._store.health().writes_refused
         _json(resp, {"msg": refused or "ready"}, falcon.HTTP_200 if refused is None else falcon.HTTP_503)
 
     on_head = on_get
@@ -248,7 +248,7 @@ class PostStatus:
             "jobs accepted": status.jobs_accepted,
             "jobs applied": status.jobs_applied,
         }
-        snapshots = self._store.snapshot_status()
+        snapshots = self._store.health().snapshots
         if snapshots is not None:
             document.update(snapshots)
         _json(resp, document)

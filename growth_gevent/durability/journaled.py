@@ -2,9 +2,10 @@
 
 import collections
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..core.records import Key, Number, Record
-from ..stores.base import Check, Facet, WritesRefused
+from ..stores.base import Check, Facet, Health, WritesRefused
 from ..stores.memory import Indicators, MemoryStore
 from .journal import (
     ALWAYS,
@@ -169,6 +170,9 @@ class JournaledStore(MemoryStore):
         super().snapshot_succeeded(at)
         if self._snapshot_segment is not None:
             self._covered, self._snapshot_segment = self._snapshot_segment, None
+
+    def health(self) -> Health:
+        return replace(super().health(), journal=self.journal)
 
     def close(self) -> None:
         super().close()

@@ -36,7 +36,6 @@ from gevent.lock import Semaphore
 from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record, check_name, is_finite_number
 from .journal import JournalFailed, fsync_directory_of
-from .journaled import JournaledStore
 
 FORMAT = "growth-gevent-snapshot"
 VERSION = 2
@@ -269,7 +268,7 @@ class Snapshotter:
     which then refuses writes when ``stop_writes_on_error`` (a write it acknowledged could not be
     kept), and is tried again every interval; the store accepts writes again once one succeeds.
 
-    With a journal (a :class:`JournaledStore`) the copy is taken in the same step as a new log segment
+    The store is a :class:`JournaledStore`: the copy is taken in the same step as a new log segment
     begins, and the segments before it are removed once the snapshot is durable: a crash at any point
     leaves a snapshot and segments that replay to the same state. After the journal failed, a snapshot
     is tried at once: one that succeeds makes writes accepted again. Failed attempts back off
@@ -289,19 +288,17 @@ class Snapshotter:
         self._saving = Semaphore()
         self._stopping = Event()
         self._wakeup = Event()  # set by stop() and by a journal failure
-        self._journaled = isinstance(store, JournaledStore)
         self._greenlet = None
         self._failures = 0  # failed attempts since the last snapshot written
         self._free_after_failure = None  # bytes free on the snapshot's file system after the last one
         # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
         # 1 s interval a full disk would otherwise write a line a second.
         self._failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
-        if self._journaled:
-            store.on_journal_failure = self._retry_soon
-            # The journal's failure and the snapshots' that follow it, the same error: said once.
-            store.journal.failure_log = self._failure_log
-            if store.needs_snapshot():  # what was replayed is not in the snapshot yet
-                self._saved_changes = None
+        store.on_journal_failure = self._retry_soon
+        # The journal's failure and the snapshots' that follow it, the same error: said once.
+        store.journal.failure_log = self._failure_log
+        if store.needs_snapshot():  # what was replayed is not in the snapshot yet
+            self._saved_changes = None
         store.snapshots_started()
         if os.path.exists(self._path):
             store.snapshot_succeeded(os.path.getmtime(self._path))
@@ -320,24 +317,20 @@ class Snapshotter:
                 return False
             started = time.perf_counter()
             pool = gevent.get_hub().threadpool
-            if self._journaled:
-                countries, segment, batch = self._store.start_snapshot()
-                try:
-                    batch.wait()  # what the copy holds is logged, or was undone and the copy is void
-                except JournalFailed as error:
-                    self._failed(error, last)
-                    raise
-            else:
-                countries, segment = self._store.copy(), None
+            countries, segment, batch = self._store.start_snapshot()
+            try:
+                batch.wait()  # what the copy holds is logged, or was undone and the copy is void
+            except JournalFailed as error:
+                self._failed(error, last)
+                raise
             count = pool.apply(_write_copy, (self._path, countries, segment))
             if isinstance(count, Exception):
                 self._failed(count, last)
                 raise count
-            if segment is not None:
-                removed = pool.apply(_remove_segments, (self._store.journal, segment))
-                if removed is not None:
-                    log.warning("journal segments before %d not removed (tried again at the next snapshot): %s",
-                                segment, removed)
+            removed = pool.apply(_remove_segments, (self._store.journal, segment))
+            if removed is not None:
+                log.warning("journal segments before %d not removed (tried again at the next snapshot): %s",
+                            segment, removed)
             self._saved_changes = changes
             self._store.snapshot_succeeded(time.time())
             milliseconds = (time.perf_counter() - started) * 1000
@@ -412,19 +405,14 @@ class Snapshotter:
         self._store.snapshot_failed(str(error), self._stop_writes_on_error)
         retry = (f"trying again in {self._retry_seconds():g} s, then backing off to {RETRY_MOST_SECONDS:g} s, "
                  "or as soon as the disk has room")
-        if last and self._journaled:
+        if last:
             consequence = "the changes since the last snapshot written are in the journal, replayed at the next start"
-            self._failure_log.reset()  # the last one is always said
-        elif last:
-            consequence = "the changes since the last snapshot written are lost"
             self._failure_log.reset()  # the last one is always said
         elif self._stop_writes_on_error:
             consequence = f"writes are refused (503) until a snapshot succeeds; {retry}"
         else:
-            kept = ("are kept in the journal, which grows until" if self._journaled
-                    else "will be lost if the process stops before")
-            consequence = (f"writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and {kept} a "
-                           f"snapshot succeeds; {retry}")
+            consequence = ("writes are still accepted (GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR=off) and are kept in the "
+                           f"journal, which grows until a snapshot succeeds; {retry}")
         # A bug (not an OSError of the disk) gets its traceback.
         self._failure_log.log(logging.ERROR, "%s to %s failed (%d in a row): %s; %s",
                               "last snapshot" if last else "snapshot", self._path, self._failures, error,

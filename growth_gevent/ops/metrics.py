@@ -151,7 +151,7 @@ class Metrics:
         self._store = store
         self._build = GaugeMetricFamily("growth_build_info", "1, labelled with the version, Python and store running",
                                         labels=["version", "python", "store"])
-        self._build.add_metric([__version__, platform.python_version(), _store_name(store)], 1)
+        self._build.add_metric([__version__, platform.python_version(), store.name], 1)
         # Read where prometheus-client's value class reads it: set by the supervisor for its workers only.
         multiprocess_dir = os.environ.get(MULTIPROCESS_DIR_VARIABLE)
         self._tally = ProcessTally() if multiprocess_dir is None else SharedTally(multiprocess_dir)
@@ -181,17 +181,16 @@ class Metrics:
         yield from self._tally.families()
         yield from self._tally.processes()
         yield self._build
+        health = self._store.health()
         yield GaugeMetricFamily("growth_writes_refused",
                                 "1 while writes are refused after a failed snapshot or journal write",
-                                value=0 if self._store.writes_refused() is None else 1)
-        journal = getattr(self._store, "journal", None)  # a JournaledStore's
-        if journal is not None:
-            yield from _journal_metrics(journal)
-        losses = self._store.data_losses()
-        if losses is not None:
+                                value=0 if health.writes_refused is None else 1)
+        if health.journal is not None:
+            yield from _journal_metrics(health.journal)
+        if health.data_losses is not None:
             yield CounterMetricFamily("growth_store_data_lost", "Times the store was found without its data "
-                                      "(Redis restarted without persistence, or flushed)", value=losses)
-        snapshots = self._store.snapshot_status()
+                                      "(Redis restarted without persistence, or flushed)", value=health.data_losses)
+        snapshots = health.snapshots
         if snapshots is not None and snapshots["last snapshot"] is not None:
             yield GaugeMetricFamily("growth_snapshot_last_success_timestamp_seconds",
                                     "Unix time of the last snapshot written", value=snapshots["last snapshot"])
@@ -216,11 +215,6 @@ class Metrics:
 
 def _constant(value: str) -> Callable[[], str]:
     return lambda: value
-
-
-def _store_name(store):
-    # By its module: importing the Redis store's class would import redis-py, which a base install lacks.
-    return "redis" if type(store).__module__.startswith("growth_gevent.stores.redis") else "memory"
 
 
 def _cumulative(histogram, bounds=_BOUNDS):

@@ -7,6 +7,7 @@ finite JSON numbers. A store knows nothing of HTTP.
 import abc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import ClassVar, Protocol
 
 from ..core.records import Key, Number, Record
 
@@ -116,8 +117,36 @@ class WritesRefused(Exception):
     message says why."""
 
 
+class JournalFigures(Protocol):
+    """What a write log tells of itself, for /metrics (:class:`growth_gevent.durability.journal.Journal`)."""
+
+    records: int  # appended since start
+    fsync_histogram: list[float]  # counts by bucket of FSYNC_BUCKETS, the sum of the durations last
+    last_error: tuple[float, str] | None  # (unix time, error) of the last write or fsync that failed
+
+    def size(self) -> int:
+        """Bytes of the log on disk."""
+        ...
+
+
+@dataclass(frozen=True)
+class Health:
+    """What a store says of itself: what ``/ready``, ``/metrics`` and the bulk status route report."""
+
+    # Why writes are refused (:class:`WritesRefused`), or None when they are accepted.
+    writes_refused: str | None = None
+    # {"last snapshot": unix time or None, "snapshot error": str or None}; None: the store takes none.
+    snapshots: dict[str, float | str | None] | None = None
+    # Times the store was found without its data (a Redis restarted empty, flushed); None: cannot tell.
+    data_losses: int | None = None
+    # The store's write log, when it keeps one.
+    journal: JournalFigures | None = None
+
+
 class Store(abc.ABC):
     """What the resources need of a store, whatever holds the data."""
+
+    name: ClassVar[str]  # what it is called in /metrics' build info: "memory", "redis"
 
     @abc.abstractmethod
     def get(self, key: Key) -> Number | None:
@@ -223,16 +252,6 @@ class Store(abc.ABC):
         initial data should be loaded again."""
         return False
 
-    def data_losses(self) -> int | None:
-        """How many times the store was found to have lost its data while the service ran (a Redis that
-        restarted without it, or was flushed); None when this store cannot tell."""
-        return None
-
-    def snapshot_status(self) -> dict[str, float | str | None] | None:
-        """``{"last snapshot": unix time or None, "snapshot error": str or None}``; None when this
-        store takes no snapshots."""
-        return None
-
-    def writes_refused(self) -> str | None:
-        """Why writes are refused (:class:`WritesRefused`), or None when they are accepted."""
-        return None
+    def health(self) -> Health:
+        """What the store says of itself (:class:`Health`), read without a round trip to a server."""
+        return Health()

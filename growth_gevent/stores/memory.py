@@ -14,6 +14,7 @@ from .base import (
     BulkStatus,
     Check,
     Facet,
+    Health,
     JobStatus,
     Store,
     StoreFull,
@@ -47,6 +48,8 @@ class MemoryStore(Store):
     acknowledged write must not be one that cannot be saved. Reads go on.
     """
 
+    name = "memory"
+
     def __init__(self, *, chunk_size: int, queue_records: int, max_records: int, jobs_kept: int = JOBS_KEPT):
         """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
         accepted and not yet applied; ``max_records``: the most records held (GROWTH_BULK_CHUNK_RECORDS,
@@ -61,7 +64,7 @@ class MemoryStore(Store):
         # key -> the job that counted it. What the record cap holds for those jobs.
         self._new_keys: dict[Key, object] = {}
         self._initial_data_taken = False
-        self._snapshots: dict[str, float | str | None] | None = None  # snapshot_status(), once they started
+        self._snapshots: dict[str, float | str | None] | None = None  # health().snapshots, once they started
         self._refusal: str | None = None  # why writes are refused
         # (country, indicator) -> (first year, last year) of the series, for facets(): filled when asked
         # for, dropped by a write that adds or removes one of its years (a value replaced changes neither).
@@ -292,7 +295,7 @@ class MemoryStore(Store):
         self._bulk.close()
 
     def snapshots_started(self) -> None:
-        """Snapshots are taken from now on: :meth:`snapshot_status` reports on them."""
+        """Snapshots are taken from now on: :meth:`health` reports on them."""
         self._snapshots = {"last snapshot": None, "snapshot error": None}
 
     def snapshot_succeeded(self, at: float) -> None:
@@ -306,11 +309,8 @@ class MemoryStore(Store):
         if refuse_writes:
             self._refusal = f"writes are refused until a snapshot succeeds: the last snapshot failed: {reason}"
 
-    def snapshot_status(self) -> dict[str, float | str | None] | None:
-        return None if self._snapshots is None else dict(self._snapshots)
-
-    def writes_refused(self) -> str | None:
-        return self._refusal
+    def health(self) -> Health:
+        return Health(self._refusal, None if self._snapshots is None else dict(self._snapshots))
 
     def _apply_chunk(self, chunk: list[Record]) -> None:
         countries = self._countries

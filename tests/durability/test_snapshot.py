@@ -20,8 +20,7 @@ from growth_gevent.durability.snapshot import (
     write_snapshot,
 )
 from growth_gevent.stores.base import WritesRefused
-from tests.helpers.recovering import folder_fsyncs
-from tests.helpers.support import memory_store
+from tests.helpers.recovering import folder_fsyncs, opened
 
 ITEMS = [(("BRZ", "NGDP_R", 2002), 183.26), (("ABW", "X", -5), 7), (("Z", "Y", 1), 1e300)]
 
@@ -150,7 +149,7 @@ def owned(tmp_path):
 
 
 def test_the_snapshotter_writes_only_when_the_store_changed(owned):
-    store = memory_store()
+    store = opened(owned.path)
     snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
     assert snapshotter.save_if_changed() is False
     assert not os.path.exists(owned.path)
@@ -166,13 +165,13 @@ def test_the_snapshotter_writes_only_when_the_store_changed(owned):
 def test_the_store_is_told_of_the_snapshot_it_was_loaded_from(owned):
     write_snapshot(owned.path, ITEMS)
     os.utime(owned.path, (1234.5, 1234.5))
-    store = memory_store()
+    store = opened(owned.path)
     Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
-    assert store.snapshot_status() == {"last snapshot": 1234.5, "snapshot error": None}
+    assert store.health().snapshots == {"last snapshot": 1234.5, "snapshot error": None}
 
 
 def test_stopping_writes_the_last_changes(owned):
-    store = memory_store()
+    store = opened(owned.path)
     snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
@@ -192,7 +191,7 @@ class FailingWrites:
 
 
 def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, caplog):
-    store = memory_store()
+    store = opened(owned.path)
     snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
@@ -216,7 +215,7 @@ def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, ca
 
 
 def test_with_stop_writes_off_a_failed_snapshot_leaves_writes_accepted(owned, caplog):
-    store = memory_store()
+    store = opened(owned.path)
     snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=False)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
@@ -230,7 +229,7 @@ def test_with_stop_writes_off_a_failed_snapshot_leaves_writes_accepted(owned, ca
 def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplog, monkeypatch):
     now = [1000.0]
     monkeypatch.setattr(snapshot_module, "ThrottledLog", functools.partial(ThrottledLog, clock=lambda: now[0]))
-    store = memory_store()
+    store = opened(owned.path)
     snapshotter = Snapshotter(store, owned, interval=1, stop_writes_on_error=False)
     snapshotter.start()
     failing = FailingWrites(owned)
@@ -250,7 +249,7 @@ def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplo
 
 
 def test_failed_snapshots_back_off_from_1_s_doubling_to_30_s(owned):
-    store = memory_store()
+    store = opened(owned.path)
     snapshotter = Snapshotter(store, owned, interval=1, stop_writes_on_error=True)
     FailingWrites(owned)
     waits = []

@@ -4,8 +4,8 @@ import contextlib
 import json
 import pathlib
 
-from growth_gevent.cli import open_store
 from growth_gevent.config import Config
+from growth_gevent.service import open_store
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
 from growth_gevent.testing import open_redis_store

@@ -6,7 +6,7 @@ import time
 import gevent
 import pytest
 
-from growth_gevent import cli
+from growth_gevent import service
 from growth_gevent.config import Config
 from growth_gevent.stores.redis.cache import INVALIDATIONS
 from growth_gevent.testing import open_redis_store, wait_for
@@ -100,7 +100,7 @@ def test_a_cached_read_misses_no_write_acknowledged_longer_ago_than_the_bound(re
 @pytest.mark.parametrize("environ, cached", [({}, True), ({"GROWTH_REDIS_CACHE_STALE_SECONDS": "0"}, False)])
 def test_growth_redis_cache_stale_seconds_0_turns_the_cache_off_so_that_every_read_asks_redis(own_redis,
                                                                                                environ, cached):
-    store = cli.open_store(Config.from_env({"GROWTH_STORE": own_redis.url, **environ}))
+    store = service.open_store(Config.from_env({"GROWTH_STORE": own_redis.url, **environ}))
     try:
         with own_redis.client() as direct:
             store.put(KEY, 1)

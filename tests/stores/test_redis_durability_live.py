@@ -71,7 +71,7 @@ def test_the_persistence_is_said_once_per_redis_run_not_by_every_store(started, 
 
 
 def losses_seen(store, count):
-    return gevent.sleep(0.05) or store.data_losses() == count
+    return gevent.sleep(0.05) or store.health().data_losses == count
 
 
 def test_a_redis_killed_and_restarted_empty_is_noticed_in_the_log_and_the_metrics(started, caplog, config):
@@ -121,7 +121,7 @@ def test_a_redis_that_persists_its_writes_comes_back_with_them_and_no_loss_is_sa
         server.stop()  # SIGKILL
         server.start()
         wait_for(lambda: gevent.sleep(0.05) or "with its data" in caplog.text, WATCH_SECONDS)
-        assert store.data_losses() == 0
+        assert store.health().data_losses == 0
         assert store.get(KEY) == 1
     finally:
         store.close()

@@ -175,8 +175,8 @@ def test_initial_data_goes_only_into_a_store_that_is_empty_idle_and_never_had_an
 
 
 def test_a_store_without_snapshots_reports_none_and_accepts_writes(store):
-    assert store.snapshot_status() is None
-    assert store.writes_refused() is None
+    assert store.health().snapshots is None
+    assert store.health().writes_refused is None
 
 
 def records(count, value=1):
@@ -338,11 +338,11 @@ class TestWriteGate:
         store.close()
 
     def test_status_is_reported_once_snapshots_started(self, snapshotted):
-        assert snapshotted.snapshot_status() == {"last snapshot": None, "snapshot error": None}
+        assert snapshotted.health().snapshots == {"last snapshot": None, "snapshot error": None}
         snapshotted.snapshot_succeeded(1700000000.5)
-        assert snapshotted.snapshot_status() == {"last snapshot": 1700000000.5, "snapshot error": None}
+        assert snapshotted.health().snapshots == {"last snapshot": 1700000000.5, "snapshot error": None}
         snapshotted.snapshot_failed(self.REASON, refuse_writes=False)
-        assert snapshotted.snapshot_status() == {"last snapshot": 1700000000.5, "snapshot error": self.REASON}
+        assert snapshotted.health().snapshots == {"last snapshot": 1700000000.5, "snapshot error": self.REASON}
 
     @pytest.mark.parametrize("write", [
         lambda store: store.put(KEY, 2),
@@ -355,18 +355,18 @@ class TestWriteGate:
         snapshotted.snapshot_failed(self.REASON, refuse_writes=True)
         with pytest.raises(WritesRefused, match=r"^" + re.escape(self.REFUSAL) + "$"):
             write(snapshotted)
-        assert snapshotted.writes_refused() == self.REFUSAL
+        assert snapshotted.health().writes_refused == self.REFUSAL
         assert (snapshotted.get(KEY), snapshotted.size(), snapshotted.bulk_status().jobs_accepted) == (1, 1, 0)
         snapshotted.snapshot_failed("again", refuse_writes=False)  # only a success lifts the refusal
-        assert snapshotted.writes_refused() is not None
+        assert snapshotted.health().writes_refused is not None
         snapshotted.snapshot_succeeded(1700000001.0)
-        assert snapshotted.writes_refused() is None
+        assert snapshotted.health().writes_refused is None
         write(snapshotted)  # accepted again
 
     def test_a_failure_without_refuse_writes_lets_writes_go_on(self, snapshotted):
         snapshotted.snapshot_failed(self.REASON, refuse_writes=False)
         assert snapshotted.put(KEY, 3) is False
-        assert snapshotted.writes_refused() is None
+        assert snapshotted.health().writes_refused is None
 
     def test_initial_data_is_loaded_even_while_writes_are_refused(self):
         store = memory_store()

@@ -27,6 +27,7 @@ from ..base import (
     JOBS_KEPT,
     BulkQueueFull,
     BulkStatus,
+    Health,
     JobStatus,
     Store,
     StoreFull,
@@ -130,6 +131,8 @@ class RedisStore(Store):
     Redis restart succeeds anyway.
     """
 
+    name = "redis"
+
     def __init__(self, url: str, *, pool_size: int, timeout: float, chunk_size: int, queue_records: int,
                  max_records: int, cache_stale_seconds: float, verify_tls: bool, jobs_kept: int = JOBS_KEPT,
                  min_replicas: int = 0, replica_timeout: float = 0.0):
@@ -213,8 +216,8 @@ class RedisStore(Store):
             self._cache.reset()
         self._redis.connection_pool.disconnect()
 
-    def data_losses(self) -> int:
-        return self._durability.losses
+    def health(self) -> Health:
+        return Health(data_losses=self._durability.losses)
 
     def _no_such_database(self):
         pool = self._redis.connection_pool

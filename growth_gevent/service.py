@@ -1,0 +1,158 @@
+"""The composition root: ``build(config)`` opens the store (chosen by name from :data:`STORES`), gives it its
+data (the snapshot and journal, or GROWTH_PRELOAD), and binds the port; :meth:`Service.run` serves until a
+stop signal, on one process or several workers, and shuts down. Nothing else puts the service together: the
+command line parses and calls these, as uvicorn's ``Config`` and ``Server`` and datasette's ``Datasette`` do.
+
+Adding a store is one opener here and one name in :data:`STORES`; the rest of the code reaches a store only
+through :class:`~growth_gevent.stores.base.Store`."""
+
+import logging
+import os
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gevent
+
+from .api.app import create_app
+from .api.auth import warn_if_open
+from .config import Config
+from .core.logs import configure_logging
+from .core.records import InvalidRecord
+from .durability.journaled import JournaledStore
+from .durability.replay import JournalDamaged
+from .durability.snapshot import SnapshotError, SnapshotLock, Snapshotter
+from .http.server import listen, make_server
+from .initial_data import InitialData, PreloadWatch, recover_journaled, seed_store
+from .ops.lifecycle import serve
+from .ops.workers import run_workers
+from .stores.base import Store, StoreUnavailable
+from .stores.memory import MemoryStore
+
+log = logging.getLogger("growth_gevent")
+
+
+class StartError(Exception):
+    """The service cannot start as configured (exit code 2): the message says why."""
+
+
+def open_memory_store(config: Config) -> Store:
+    """The in-memory store; with GROWTH_SNAPSHOT, journaled to disk."""
+    options = {"chunk_size": config.bulk_chunk_records, "queue_records": config.bulk_queue_records,
+               "max_records": config.max_records}
+    if config.snapshot_path:
+        return JournaledStore(config.snapshot_path, config.fsync, **options)
+    return MemoryStore(**options)
+
+
+def open_redis_store(config: Config) -> Store:
+    """The Redis store at GROWTH_STORE's URL; an unreachable Redis is logged, not fatal (503 until it is back)."""
+    from .stores.redis import RedisStore  # here: importing redis-py costs memory the default does not need
+    assert config.store_url is not None
+    store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
+                       chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
+                       queue_records=config.bulk_queue_records, max_records=config.max_records,
+                       cache_stale_seconds=config.redis_cache_stale_seconds,
+                       min_replicas=config.redis_min_replicas, replica_timeout=config.redis_replica_timeout)
+    try:
+        store.ping()
+    except StoreUnavailable as error:
+        log.warning("store unreachable, answering 503 until it is back: %s", error)
+    return store
+
+
+# Each store by the scheme of GROWTH_STORE's URL ("memory" when it names none), as gunicorn's
+# SUPPORTED_WORKERS and redis-py's URL schemes choose by name.
+STORES: dict[str, Callable[[Config], Store]] = {
+    "memory": open_memory_store,
+    "redis": open_redis_store,
+    "rediss": open_redis_store,
+    "unix": open_redis_store,
+    "redis+sentinel": open_redis_store,
+    "rediss+sentinel": open_redis_store,
+}
+
+
+def store_name(config: Config) -> str:
+    """The name in :data:`STORES` of the store ``config`` describes."""
+    return "memory" if config.store_url is None else config.store_url.partition("://")[0].lower()
+
+
+def open_store(config: Config) -> Store:
+    """The store ``config`` describes, opened (a bad URL is a ValueError)."""
+    return STORES[store_name(config)](config)
+
+
+@dataclass
+class Service:
+    """What :func:`build` put together: serve it with :meth:`run`."""
+
+    config: Config
+    store: Store
+    listener: object  # the bound socket, shared by the workers when there are several
+    snapshot_lock: SnapshotLock | None = None
+    # Initial data that found the store unreachable at start-up, loaded once it is back.
+    deferred: InitialData | None = None
+
+    def run(self) -> int:
+        """Serve until stopped; the exit code."""
+        if self.config.workers == 1:
+            return self._serve(self.store, None, self.deferred)
+        self.store.close()  # each worker opens its own connections
+
+        def serve_worker(index, stop):
+            configure_logging({"worker": index})
+            return self._serve(open_store(self.config), stop, self.deferred)
+
+        return run_workers(self.config.workers, serve_worker, self.listener, self.config.shutdown_timeout)
+
+    def _serve(self, store: Store, stop, deferred: InitialData | None) -> int:
+        config = self.config
+        if config.store_url is not None and config.preload_path:
+            gevent.spawn(PreloadWatch(store, config.preload_path, deferred).run)
+        snapshotter = None
+        if self.snapshot_lock is not None:
+            snapshotter = Snapshotter(store, self.snapshot_lock, config.snapshot_interval,
+                                      config.stop_writes_on_snapshot_error)
+        server = make_server(create_app(store, config), config, self.listener)
+        return serve(server, store, config, snapshotter, stop)
+
+
+def build(config: Config) -> Service:
+    """Open the store, give it its data and bind the port; StartError (exit 2) or OSError naming the
+    address (exit 1) when that cannot be done."""
+    warn_if_open(config)
+    _raise_open_file_limit()
+    started = time.perf_counter()
+    try:
+        snapshot_lock = _own_snapshot(config.snapshot_path) if config.snapshot_path else None
+        store = open_store(config)
+        deferred = None
+        if snapshot_lock is not None:  # the journaled memory store: GROWTH_SNAPSHOT is for it alone
+            recover_journaled(store, config, snapshot_lock, started)
+        else:
+            deferred = seed_store(store, config, started)
+    except (SnapshotError, JournalDamaged, InvalidRecord, OSError, ValueError) as error:
+        raise StartError(str(error)) from error
+    try:
+        listener = listen(config)
+    except OSError as error:
+        store.close()
+        raise OSError(f"cannot listen on {config.host}:{config.port}: {error}") from error
+    return Service(config, store, listener, snapshot_lock, deferred)
+
+
+def _own_snapshot(path: str) -> SnapshotLock:
+    """The lock that makes this process the snapshot's only writer (SnapshotInUse if another is)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.access(directory, os.W_OK):
+        raise OSError(f"GROWTH_SNAPSHOT {path}: cannot write in {directory}")
+    return SnapshotLock(path)
+
+
+def _raise_open_file_limit() -> None:
+    # Every client connection is a file descriptor; 1024, a common default, is too few.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

@@ -1,0 +1,66 @@
+"""The composition root: stores chosen by name from one registry, and no other module telling stores apart."""
+
+import ast
+
+import pytest
+
+from growth_gevent import service
+from growth_gevent.config import Config
+from growth_gevent.durability.journaled import JournaledStore
+from growth_gevent.stores.memory import MemoryStore
+from tests.helpers.support import ROOT
+
+PACKAGE = ROOT / "growth_gevent"
+CONCRETE_STORES = {"MemoryStore", "JournaledStore", "RedisStore"}
+# Where a concrete store may be named: the composition root, each store's own code (the journaled store is
+# a memory store), and the test harness that starts a Redis store for the tests.
+NAMING_STORES = {"service.py", "stores", "durability/journaled.py", "testing"}
+
+
+def _may_name_stores(path):
+    relative = path.relative_to(PACKAGE).as_posix()
+    return any(relative == allowed or relative.startswith(allowed + "/") for allowed in NAMING_STORES)
+
+
+def _sniffing(tree):
+    """What in ``tree`` tells stores apart: a concrete store named, a type or module read off an object."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in CONCRETE_STORES:
+            yield f"names {node.id} (line {node.lineno})"
+        elif isinstance(node, ast.alias) and node.name in CONCRETE_STORES:
+            yield f"imports {node.name}"
+        elif isinstance(node, ast.Attribute) and node.attr == "__module__":
+            yield f"reads __module__ (line {node.lineno})"
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and any(
+                isinstance(arg, ast.Constant) and arg.value == "journal" for arg in node.args):
+            yield f"looks for a journal (line {node.lineno})"
+
+
+@pytest.mark.parametrize("path", sorted(p for p in PACKAGE.rglob("*.py") if not _may_name_stores(p)),
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_only_the_composition_root_tells_stores_apart(path):
+    assert list(_sniffing(ast.parse(path.read_text()))) == []
+
+
+def test_the_check_sees_sniffing():
+    source = "isinstance(store, JournaledStore)\ntype(store).__module__\ngetattr(store, 'journal', None)\n"
+    assert len(list(_sniffing(ast.parse(source)))) == 3
+
+
+@pytest.mark.parametrize("url", ["redis://h:1/0", "rediss://h:1/0", "unix:///tmp/r.sock", "redis+sentinel://h:1/s",
+                                 "rediss+sentinel://h:1/s", "REDIS://h:1/0"])
+def test_every_redis_url_the_settings_take_names_a_registered_store(url):
+    config = Config.from_env({"GROWTH_STORE": url})
+    assert service.STORES[service.store_name(config)] is service.open_redis_store
+
+
+def test_the_default_is_the_memory_store_and_a_snapshot_journals_it(tmp_path):
+    assert service.store_name(Config()) == "memory"
+    plain = service.open_store(Config())
+    journaled = service.open_store(Config(snapshot_path=str(tmp_path / "growth.snapshot")))
+    try:
+        assert type(plain) is MemoryStore and type(journaled) is JournaledStore
+        assert plain.name == journaled.name == "memory"
+    finally:
+        plain.close()
+        journaled.close()
