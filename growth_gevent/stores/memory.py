@@ -4,6 +4,7 @@ import bisect
 import logging
 from collections.abc import Iterator
 
+from ..core.loop import let_io_run
 from ..core.records import Key, Number, Record
 from .applier import BulkApplier
 from .base import (
@@ -22,6 +23,7 @@ from .base import (
     add_to_facet,
     facet_list,
 )
+from .facet_tally import NAMES_PER_SLICE, FacetTally
 
 log = logging.getLogger("growth_gevent")
 
@@ -30,17 +32,23 @@ Indicators = dict[str, Series]  # indicator -> its series
 # What a lookup of an absent country or series finds; never written to.
 _NO_INDICATORS: Indicators = {}
 _NO_SERIES: Series = {}
+# Series a list query examines between two yields to the event loop (a few ms of work).
+SERIES_PER_SLICE = 2000
 
 
 class MemoryStore(Store):
     """Nested dicts, country -> indicator -> year -> value, with no lock.
 
     Nesting is the index: a series or a country slice is found without looking at other records, and
-    no record needs a key tuple. The invariant that makes a lock needless: no method yields to
-    another greenlet (none does I/O or sleeps; a bulk chunk is applied in one call, the applier yields
-    between chunks), so no write can interleave with another write or with a read, and :meth:`copy` is
-    one step. Keep it so: a write that yielded would need a lock again. ``changes`` counts writes, so
-    that a snapshot can tell whether there is anything new.
+    no record needs a key tuple. Beside it, what the facets need is kept as writes happen: each
+    country's and each indicator's records and years (:class:`FacetTally`), and each indicator's series
+    by country, so that a facet reads only what it returns. The invariant that makes a lock needless: no
+    write yields to another greenlet (none does I/O or sleeps; a bulk chunk is applied in one call, the
+    applier yields between chunks), so no write can interleave with another write, and :meth:`copy` is
+    one step. Keep it so: a write that yielded would need a lock again. The long reads (a list query,
+    a facet) yield between slices of series, over lists of names taken before, so that one of them does not
+    hold every other request: like the Redis store's, they may show a write made while they ran.
+    ``changes`` counts writes, so that a snapshot can tell whether there is anything new.
 
     The snapshotter reports to the store (:meth:`snapshots_started`, :meth:`snapshot_succeeded`,
     :meth:`snapshot_failed`); after a failed snapshot with ``refuse_writes``, writes raise
@@ -69,6 +77,9 @@ class MemoryStore(Store):
         # (country, indicator) -> (first year, last year) of the series, for facets(): filled when asked
         # for, dropped by a write that adds or removes one of its years (a value replaced changes neither).
         self._year_ranges: dict[tuple[str, str], tuple[int, int]] = {}
+        self._country_tally = FacetTally()
+        self._indicator_tally = FacetTally()
+        self._by_indicator: dict[str, dict[str, Series]] = {}  # indicator -> country -> its series
         self.changes = 0
 
     def get(self, key: Key) -> Number | None:
@@ -88,17 +99,34 @@ class MemoryStore(Store):
         held = self._size + len(self._new_keys)
         if held >= self._max_records and not stored and key not in self._new_keys:
             raise StoreFull(held, self._max_records, 1)
-        series = self._countries.setdefault(country, {}).setdefault(indicator, {})
-        created = year not in series
-        series[year] = value
+        created = not stored
         if created:
+            series = self._series_to_write(country, indicator)
             self._size += 1
             if self._new_keys:
                 self._new_keys.pop(key, None)
             if self._year_ranges:
                 self._year_ranges.pop((country, indicator), None)
+            self._count(country, indicator, 1, year, year)
+        series[year] = value
         self.changes += 1
         return created
+
+    def _series_to_write(self, country: str, indicator: str) -> Series:
+        """The series, created (and indexed by its indicator) when it is new."""
+        indicators = self._countries.get(country)
+        if indicators is None:
+            indicators = self._countries[country] = {}
+        series = indicators.get(indicator)
+        if series is None:
+            series = indicators[indicator] = {}
+            self._by_indicator.setdefault(indicator, {})[country] = series
+        return series
+
+    def _count(self, country: str, indicator: str, records: int, first: int, last: int) -> None:
+        """``records`` added to the series, of years from ``first`` to ``last``: counted in both facets."""
+        self._country_tally.add(country, records, first, last)
+        self._indicator_tally.add(indicator, records, first, last)
 
     def delete(self, key: Key, check: Check | None = None) -> bool:
         if self._refusal is not None:
@@ -116,10 +144,16 @@ class MemoryStore(Store):
             return False
         if self._year_ranges:
             self._year_ranges.pop((country, indicator), None)
+        self._country_tally.remove(country, year)
+        self._indicator_tally.remove(indicator, year)
         if not series:
             del indicators[indicator]
             if not indicators:
                 del self._countries[country]
+            countries = self._by_indicator[indicator]
+            del countries[country]
+            if not countries:
+                del self._by_indicator[indicator]
         self._size -= 1
         self.changes += 1
         return True
@@ -143,9 +177,13 @@ class MemoryStore(Store):
         # still to pass over, from ``after`` when given: series before it are counted, not read.
         skip = offset
         after_series = None if after is None else after[:2]
-        for country_name in sorted(countries) if country is None else [country]:
+        examined = 0
+        for country_name in self._country_tally.names() if country is None else [country]:
             indicators = countries.get(country_name, _NO_INDICATORS)
             for indicator_name in sorted(indicators) if indicator is None else [indicator]:
+                examined += 1
+                if examined % SERIES_PER_SLICE == 0:
+                    let_io_run()
                 series = indicators.get(indicator_name)
                 if not series:
                     continue
@@ -183,7 +221,7 @@ class MemoryStore(Store):
         """The next batch after the key ``after`` (from the first record when None), read in one step."""
         countries = self._countries
         batch: list[Record] = []
-        country_names = sorted(countries) if country is None else [country]
+        country_names = self._country_tally.names() if country is None else [country]
         if after is not None:
             country_names = country_names[bisect.bisect_left(country_names, after[0]):]
         for country_name in country_names:
@@ -203,20 +241,46 @@ class MemoryStore(Store):
         return batch
 
     def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
-        countries = self._countries
-        ranges = self._year_ranges
+        """Without a filter, from the facet's :class:`FacetTally`; with one, from the series it matches
+        (a country's, or an indicator's by country), each counted with its year range."""
+        if country is None and indicator is None:
+            if by == COUNTRY:
+                return list(self._country_tally.facets(self._country_years))
+            return list(self._indicator_tally.facets(self._indicator_years))
+        matching = self._matching_series(country, indicator)
         totals: dict[str, list[int]] = {}
-        for country_name in countries if country is None else [country]:
-            indicators = countries.get(country_name, _NO_INDICATORS)
-            for indicator_name in indicators if indicator is None else [indicator]:
-                series = indicators.get(indicator_name)
-                if not series:
-                    continue
-                years = ranges.get((country_name, indicator_name))
-                if years is None:
-                    years = ranges[(country_name, indicator_name)] = (min(series), max(series))
-                add_to_facet(totals, country_name if by == COUNTRY else indicator_name, len(series), *years)
+        for start in range(0, len(matching), NAMES_PER_SLICE):
+            if start:
+                let_io_run()
+            for country_name, indicator_name, series in matching[start:start + NAMES_PER_SLICE]:
+                if series:  # not removed since
+                    add_to_facet(totals, country_name if by == COUNTRY else indicator_name, len(series),
+                                 *self._years(country_name, indicator_name, series))
         return facet_list(totals)
+
+    def _matching_series(self, country: str | None, indicator: str | None) -> list[tuple[str, str, Series]]:
+        """``(country, indicator, series)`` of the series of ``country`` and ``indicator`` (either given)."""
+        if country is not None and indicator is not None:
+            return [(country, indicator, self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES))]
+        if country is not None:
+            return [(country, name, series) for name, series in self._countries.get(country, _NO_INDICATORS).items()]
+        assert indicator is not None
+        return [(name, indicator, series) for name, series in self._by_indicator.get(indicator, {}).items()]
+
+    def _years(self, country: str, indicator: str, series: Series) -> tuple[int, int]:
+        """The first and last year of a series that has records, kept until a write adds or removes one."""
+        years = self._year_ranges.get((country, indicator))
+        if years is None:
+            years = self._year_ranges[(country, indicator)] = (min(series), max(series))
+        return years
+
+    def _country_years(self, country: str) -> tuple[int, int]:
+        ranges = [self._years(country, indicator, series) for indicator, series in self._countries[country].items()]
+        return min(first for first, _ in ranges), max(last for _, last in ranges)
+
+    def _indicator_years(self, indicator: str) -> tuple[int, int]:
+        ranges = [self._years(country, indicator, series) for country, series in self._by_indicator[indicator].items()]
+        return min(first for first, _ in ranges), max(last for _, last in ranges)
 
     def copy(self) -> dict[str, Indicators]:
         """A consistent copy, ``{country: {indicator: {year: value}}}``, taken in one step.
@@ -313,18 +377,21 @@ class MemoryStore(Store):
         return Health(self._refusal, None if self._snapshots is None else dict(self._snapshots))
 
     def _apply_chunk(self, chunk: list[Record]) -> None:
-        countries = self._countries
         counted = self._new_keys
         ranges = self._year_ranges
         added = 0
+        # A load's records come series by series: the series is looked up, and what it adds counted in the
+        # facets, once per run of its records.
+        series = _NO_SERIES
+        country = indicator = ""
+        run = first = last = 0
         for key, value in chunk:
-            country, indicator, year = key
-            indicators = countries.get(country)
-            if indicators is None:
-                indicators = countries[country] = {}
-            series = indicators.get(indicator)
-            if series is None:
-                series = indicators[indicator] = {}
+            record_country, record_indicator, year = key
+            if record_indicator is not indicator or record_country is not country:
+                if run:
+                    self._count(country, indicator, run, first, last)
+                country, indicator, run = record_country, record_indicator, 0
+                series = self._series_to_write(country, indicator)
             before = len(series)
             series[year] = value
             if len(series) != before:
@@ -333,6 +400,13 @@ class MemoryStore(Store):
                     counted.pop(key, None)
                 if ranges:
                     ranges.pop((country, indicator), None)
+                if run:
+                    first, last = min(first, year), max(last, year)
+                else:
+                    first = last = year
+                run += 1
+        if run:
+            self._count(country, indicator, run, first, last)
         self._size += added
         self.changes += 1
 

@@ -1,9 +1,13 @@
 """The store contract of the export and the facets, against both stores (the ``store`` fixture; on Redis
 through tests/stores/test_store_export_live.py)."""
 
+import random
+
+import gevent
 import pytest
 
 from growth_gevent.stores.base import EXPORT_BATCH_RECORDS
+from growth_gevent.stores.memory import SERIES_PER_SLICE
 from tests.helpers.support import applier_paused
 
 WAIT_SECONDS = 10
@@ -102,3 +106,47 @@ class TestFacets:
         names = ["É", "Z", "A", "\U0001F600", "a"]
         loaded(store, [((name, "I", 1), 1) for name in names])
         assert [name for name, *_ in store.facets("country")] == sorted(names)
+
+    def test_stay_those_of_the_records_through_puts_deletes_and_bulk_loads(self, store):
+        rng = random.Random(34)
+        keys = [(country, indicator, year) for country in "ABCD" for indicator in "WXYZ" for year in range(-3, 4)]
+        for _ in range(120):
+            action = rng.random()
+            if action < 0.45:
+                store.put(rng.choice(keys), rng.randrange(9))
+            elif action < 0.9:
+                store.delete(rng.choice(keys))
+            else:
+                loaded(store, [(key, 1) for key in rng.sample(keys, rng.randrange(1, 12))])
+            assert facets_of_every_kind(store) == facets_of_every_kind(store, exported(store)), action
+
+
+def facets_of_every_kind(store, records=None):
+    """Each facet, unfiltered and filtered by each name: from the store, or (``records`` given) counted from
+    those records."""
+    def count(by, country=None, indicator=None):
+        if records is None:
+            return store.facets(by, country=country, indicator=indicator)
+        totals = {}
+        for (record_country, record_indicator, year), _ in records:
+            if country in (None, record_country) and indicator in (None, record_indicator):
+                name = record_country if by == "country" else record_indicator
+                records_, first, last = totals.get(name, (0, year, year))
+                totals[name] = (records_ + 1, min(first, year), max(last, year))
+        return [(name, *counts) for name, counts in sorted(totals.items())]
+    return ([count("country"), count("indicator")] + [count("country", indicator=name) for name in "WXYZ"]
+            + [count("indicator", country=name) for name in "ABCD"])
+
+
+@pytest.mark.parametrize("scan", [
+    lambda store: store.facets("country"),
+    lambda store: store.facets("country", indicator="I"),
+    lambda store: store.records(first=1990, last=2010, limit=1),
+], ids=["facet", "facet filtered", "list of a year range"])
+def test_another_greenlet_runs_during_a_long_scan(store, scan):
+    # More series than a scan examines between two yields; on Redis every script is a round trip.
+    loaded(store, [((f"C{n:05}", "I", 2000), n) for n in range(2 * SERIES_PER_SLICE + 1)])
+    ran = []
+    gevent.spawn(ran.append, "the other greenlet")
+    scan(store)
+    assert ran == ["the other greenlet"]
