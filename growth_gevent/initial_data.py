@@ -51,8 +51,9 @@ def seed_store(store: Store, config: Config, started: float) -> InitialData | No
     return None
 
 
-def recover_journaled(store, config, snapshot_lock, started):
-    """A journaled store's start: the snapshot (else GROWTH_PRELOAD), then the journal after it."""
+def recover_journaled(store, journal_log, config, snapshot_lock, started):
+    """A journaled store's start: the snapshot (else GROWTH_PRELOAD), then ``journal_log`` replays the journal
+    after it."""
     first_segment = 0
     if os.path.exists(snapshot_lock.path):
         records, first_segment = load_snapshot(snapshot_lock.path)
@@ -60,7 +61,7 @@ def recover_journaled(store, config, snapshot_lock, started):
     elif config.preload_path:
         submit_initial_data(store, *_preload(config.preload_path), started)
     replay_started = time.perf_counter()
-    recovered = store.recover(first_segment)
+    recovered = journal_log.recover(first_segment)
     for torn in recovered.torn:
         log.warning("%s ends in a torn record at byte %d (a crash in the middle of a write): dropped %s", torn.path,
                     torn.offset, torn.dropped(config.fsync))

@@ -4,7 +4,9 @@ stop signal, on one process or several workers, and shuts down. Nothing else put
 command line parses and calls these, as uvicorn's ``Config`` and ``Server`` and datasette's ``Datasette`` do.
 
 Adding a store is one opener here and one name in :data:`STORES`; the rest of the code reaches a store only
-through :class:`~growth_gevent.stores.base.Store`."""
+through :class:`~growth_gevent.stores.base.Store`. With GROWTH_SNAPSHOT the memory store is given the journal
+as its write log (:class:`~growth_gevent.durability.journaled.JournalLog`), which start-up replays and the
+snapshotter rotates."""
 
 import logging
 import os
@@ -20,7 +22,7 @@ from .api.auth import warn_if_open
 from .config import Config
 from .core.logs import configure_logging
 from .core.records import InvalidRecord
-from .durability.journaled import JournaledStore
+from .durability.journaled import JournalLog
 from .durability.replay import JournalDamaged
 from .durability.snapshot import SnapshotError, SnapshotLock, Snapshotter
 from .http.server import listen, make_server
@@ -29,6 +31,7 @@ from .ops.lifecycle import serve
 from .ops.workers import run_workers
 from .stores.base import Store, StoreUnavailable
 from .stores.memory import MemoryStore
+from .stores.write_log import WriteLog
 
 log = logging.getLogger("growth_gevent")
 
@@ -37,19 +40,17 @@ class StartError(Exception):
     """The service cannot start as configured (exit code 2): the message says why."""
 
 
-def open_memory_store(config: Config) -> Store:
-    """The in-memory store; with GROWTH_SNAPSHOT, journaled to disk."""
-    options = {"chunk_size": config.bulk_chunk_records, "queue_records": config.bulk_queue_records,
-               "max_records": config.max_records}
-    if config.snapshot_path:
-        return JournaledStore(config.snapshot_path, config.fsync, **options)
-    return MemoryStore(**options)
+def open_memory_store(config: Config, write_log: WriteLog | None) -> Store:
+    """The in-memory store, its writes given to ``write_log`` (the journal, with GROWTH_SNAPSHOT) if any."""
+    return MemoryStore(chunk_size=config.bulk_chunk_records, queue_records=config.bulk_queue_records,
+                       max_records=config.max_records, write_log=write_log)
 
 
-def open_redis_store(config: Config) -> Store:
-    """The Redis store at GROWTH_STORE's URL; an unreachable Redis is logged, not fatal (503 until it is back)."""
+def open_redis_store(config: Config, write_log: WriteLog | None) -> Store:
+    """The Redis store at GROWTH_STORE's URL; an unreachable Redis is logged, not fatal (503 until it is back).
+    Redis keeps its own writes: the settings allow no journal with it."""
     from .stores.redis import RedisStore  # here: importing redis-py costs memory the default does not need
-    assert config.store_url is not None
+    assert config.store_url is not None and write_log is None
     store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
                        queue_records=config.bulk_queue_records, max_records=config.max_records,
@@ -64,7 +65,7 @@ def open_redis_store(config: Config) -> Store:
 
 # Each store by the scheme of GROWTH_STORE's URL ("memory" when it names none), as gunicorn's
 # SUPPORTED_WORKERS and redis-py's URL schemes choose by name.
-STORES: dict[str, Callable[[Config], Store]] = {
+STORES: dict[str, Callable[[Config, WriteLog | None], Store]] = {
     "memory": open_memory_store,
     "redis": open_redis_store,
     "rediss": open_redis_store,
@@ -79,9 +80,9 @@ def store_name(config: Config) -> str:
     return "memory" if config.store_url is None else config.store_url.partition("://")[0].lower()
 
 
-def open_store(config: Config) -> Store:
-    """The store ``config`` describes, opened (a bad URL is a ValueError)."""
-    return STORES[store_name(config)](config)
+def open_store(config: Config, write_log: WriteLog | None = None) -> Store:
+    """The store ``config`` describes, opened (a bad URL is a ValueError), its writes given to ``write_log``."""
+    return STORES[store_name(config)](config, write_log)
 
 
 @dataclass
@@ -92,6 +93,7 @@ class Service:
     store: Store
     listener: object  # the bound socket, shared by the workers when there are several
     snapshot_lock: SnapshotLock | None = None
+    journal_log: JournalLog | None = None  # the memory store's, with GROWTH_SNAPSHOT
     # Initial data that found the store unreachable at start-up, loaded once it is back.
     deferred: InitialData | None = None
 
@@ -112,8 +114,8 @@ class Service:
         if config.store_url is not None and config.preload_path:
             gevent.spawn(PreloadWatch(store, config.preload_path, deferred).run)
         snapshotter = None
-        if self.snapshot_lock is not None:
-            snapshotter = Snapshotter(store, self.snapshot_lock, config.snapshot_interval,
+        if self.snapshot_lock is not None and self.journal_log is not None:
+            snapshotter = Snapshotter(store, self.journal_log, self.snapshot_lock, config.snapshot_interval,
                                       config.stop_writes_on_snapshot_error)
         server = make_server(create_app(store, config), config, self.listener)
         return serve(server, store, config, snapshotter, stop)
@@ -126,11 +128,14 @@ def build(config: Config) -> Service:
     _raise_open_file_limit()
     started = time.perf_counter()
     try:
-        snapshot_lock = _own_snapshot(config.snapshot_path) if config.snapshot_path else None
-        store = open_store(config)
+        snapshot_lock = journal_log = None
+        if config.snapshot_path:  # the memory store's journal: the settings allow it with no other store
+            snapshot_lock = _own_snapshot(config.snapshot_path)
+            journal_log = JournalLog(config.snapshot_path, config.fsync)
+        store = open_store(config, journal_log)
         deferred = None
-        if snapshot_lock is not None:  # the journaled memory store: GROWTH_SNAPSHOT is for it alone
-            recover_journaled(store, config, snapshot_lock, started)
+        if snapshot_lock is not None and journal_log is not None:
+            recover_journaled(store, journal_log, config, snapshot_lock, started)
         else:
             deferred = seed_store(store, config, started)
     except (SnapshotError, JournalDamaged, InvalidRecord, OSError, ValueError) as error:
@@ -140,7 +145,7 @@ def build(config: Config) -> Service:
     except OSError as error:
         store.close()
         raise OSError(f"cannot listen on {config.host}:{config.port}: {error}") from error
-    return Service(config, store, listener, snapshot_lock, deferred)
+    return Service(config, store, listener, snapshot_lock, journal_log, deferred)
 
 
 def _own_snapshot(path: str) -> SnapshotLock:

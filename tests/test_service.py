@@ -6,14 +6,14 @@ import pytest
 
 from growth_gevent import service
 from growth_gevent.config import Config
-from growth_gevent.durability.journaled import JournaledStore
+from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.stores.memory import MemoryStore
 from tests.helpers.support import ROOT
 
 PACKAGE = ROOT / "growth_gevent"
-CONCRETE_STORES = {"MemoryStore", "JournaledStore", "RedisStore"}
-# Where a concrete store may be named: the composition root, each store's own code (the journaled store is
-# a memory store), and the test harness that starts a Redis store for the tests.
+CONCRETE_STORES = {"MemoryStore", "RedisStore", "JournalLog"}
+# Where a concrete store or log may be named: the composition root, each one's own code, the snapshotter's
+# docstring, and the test harness that starts a Redis store for the tests.
 NAMING_STORES = {"service.py", "stores", "durability/journaled.py", "testing"}
 
 
@@ -43,7 +43,7 @@ def test_only_the_composition_root_tells_stores_apart(path):
 
 
 def test_the_check_sees_sniffing():
-    source = "isinstance(store, JournaledStore)\ntype(store).__module__\ngetattr(store, 'journal', None)\n"
+    source = "isinstance(store, MemoryStore)\ntype(store).__module__\ngetattr(store, 'journal', None)\n"
     assert len(list(_sniffing(ast.parse(source)))) == 3
 
 
@@ -57,10 +57,11 @@ def test_every_redis_url_the_settings_take_names_a_registered_store(url):
 def test_the_default_is_the_memory_store_and_a_snapshot_journals_it(tmp_path):
     assert service.store_name(Config()) == "memory"
     plain = service.open_store(Config())
-    journaled = service.open_store(Config(snapshot_path=str(tmp_path / "growth.snapshot")))
+    path = str(tmp_path / "growth.snapshot")
+    journaled = service.open_store(Config(snapshot_path=path), JournalLog(path, "always"))
     try:
-        assert type(plain) is MemoryStore and type(journaled) is JournaledStore
-        assert plain.name == journaled.name == "memory"
+        assert type(plain) is type(journaled) is MemoryStore and plain.name == "memory"
+        assert plain.write_log is None and type(journaled.write_log) is JournalLog
     finally:
         plain.close()
         journaled.close()

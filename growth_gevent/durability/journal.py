@@ -59,6 +59,8 @@ _HEADER_CRC = struct.Struct("<I")
 # and frame records as ``[u32 length][u32 crc32][payload]``: replay reads them still (an upgrade after a
 # crash), and the journal writes version 2 only.
 SEGMENT_MAGIC = b"GGJOURN\x02"
+# The same failure, of the journal or of the snapshots after it, is said at most this often.
+FAILURE_LOG_SECONDS = 60.0
 SEGMENT_INFIX = ".journal."
 FSYNC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # A bulk job in a segment's header: (job, offset, records from that offset on).
@@ -182,9 +184,9 @@ class Journal:
         # Counts by bucket, over the last, and the sum of the seconds.
         self.fsync_histogram: list[float] = [0] * (len(FSYNC_BUCKETS) + 1) + [0.0]
         self.last_error: tuple[float, str] | None = None  # (unix time, message) of the last write or fsync that failed
-        # Failures said at most once a minute each; the snapshotter shares its own, so that the snapshots
-        # failing for the same reason after it do not say it again.
-        self.failure_log = ThrottledLog(1, 60.0, log)
+        # Failures said at most once a minute each; the snapshotter says its own through it, so that the
+        # snapshots failing for the same reason after it do not say it again.
+        self.failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
         self._flusher = None
 
     def start(self, number: int, header: bytes) -> None:

@@ -33,7 +33,6 @@ import ujson
 from gevent.event import Event
 from gevent.lock import Semaphore
 
-from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record, check_name, is_finite_number
 from .journal import JournalFailed, fsync_directory_of
 
@@ -43,8 +42,6 @@ VERSIONS_READ = (1, VERSION)
 CHECKSUM_LINE = re.compile(rb"crc32 ([0-9a-f]{8})\n")  # the last line; the CRC-32 of every byte before it
 ROWS_PER_WRITE = 5000
 LOCK_SUFFIX = ".lock"
-# The same snapshot error is logged at most this often; a new error or a recovery is logged at once.
-FAILURE_LOG_SECONDS = 60.0
 # After a failed snapshot the next is tried after RETRY_FIRST_SECONDS, doubling up to RETRY_MOST_SECONDS:
 # a full disk retried at once made thousands of attempts a second. Meanwhile the free space of the
 # snapshot's file system is looked at every SPACE_CHECK_SECONDS (one statvfs), and a snapshot is tried at
@@ -268,7 +265,7 @@ class Snapshotter:
     which then refuses writes when ``stop_writes_on_error`` (a write it acknowledged could not be
     kept), and is tried again every interval; the store accepts writes again once one succeeds.
 
-    The store is a :class:`JournaledStore`: the copy is taken in the same step as a new log segment
+    The store is journaled (:class:`JournalLog`): the copy is taken in the same step as a new log segment
     begins, and the segments before it are removed once the snapshot is durable: a crash at any point
     leaves a snapshot and segments that replay to the same state. After the journal failed, a snapshot
     is tried at once: one that succeeds makes writes accepted again. Failed attempts back off
@@ -276,10 +273,11 @@ class Snapshotter:
     FAILURE_LOG_SECONDS, the journal's failure and the snapshot's alike.
     """
 
-    def __init__(self, store, lock, interval, stop_writes_on_error):
-        """The store must hold what the snapshot at ``lock.path`` holds, if there is one (it was loaded
-        from it): it is written again only once the store changes."""
+    def __init__(self, store, journal_log, lock, interval, stop_writes_on_error):
+        """``store``: the memory store that ``journal_log`` logs. It must hold what the snapshot at ``lock.path``
+        holds, if there is one (it was loaded from it): it is written again only once the store changes."""
         self._store = store
+        self._log = journal_log
         self._lock = lock  # kept for as long as this process may write the snapshot
         self._path = lock.path
         self._interval = interval
@@ -291,13 +289,12 @@ class Snapshotter:
         self._greenlet = None
         self._failures = 0  # failed attempts since the last snapshot written
         self._free_after_failure = None  # bytes free on the snapshot's file system after the last one
-        # A new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS: with a
-        # 1 s interval a full disk would otherwise write a line a second.
-        self._failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
-        store.on_journal_failure = self._retry_soon
-        # The journal's failure and the snapshots' that follow it, the same error: said once.
-        store.journal.failure_log = self._failure_log
-        if store.needs_snapshot():  # what was replayed is not in the snapshot yet
+        # The journal's: a new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS
+        # (with a 1 s interval a full disk would otherwise write a line a second), and the journal's failure
+        # and the snapshots' that follow it, the same error, are said once.
+        self._failure_log = journal_log.journal.failure_log
+        journal_log.on_failure(self._retry_soon)
+        if journal_log.needs_snapshot():  # what was replayed is not in the snapshot yet
             self._saved_changes = None
         store.snapshots_started()
         if os.path.exists(self._path):
@@ -317,7 +314,7 @@ class Snapshotter:
                 return False
             started = time.perf_counter()
             pool = gevent.get_hub().threadpool
-            countries, segment, batch = self._store.start_snapshot()
+            countries, segment, batch = self._log.start_snapshot()
             try:
                 batch.wait()  # what the copy holds is logged, or was undone and the copy is void
             except JournalFailed as error:
@@ -327,11 +324,12 @@ class Snapshotter:
             if isinstance(count, Exception):
                 self._failed(count, last)
                 raise count
-            removed = pool.apply(_remove_segments, (self._store.journal, segment))
+            removed = pool.apply(_remove_segments, (self._log.journal, segment))
             if removed is not None:
                 log.warning("journal segments before %d not removed (tried again at the next snapshot): %s",
                             segment, removed)
             self._saved_changes = changes
+            self._log.snapshot_written()
             self._store.snapshot_succeeded(time.time())
             milliseconds = (time.perf_counter() - started) * 1000
             if self._failures:

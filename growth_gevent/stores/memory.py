@@ -1,6 +1,5 @@
 """The in-memory store: one process's records in nested dicts, bulk jobs applied by a greenlet."""
 
-import bisect
 import logging
 from collections.abc import Iterator
 
@@ -24,16 +23,11 @@ from .base import (
     facet_list,
 )
 from .facet_tally import NAMES_PER_SLICE, FacetTally
+from .memory_reads import NO_INDICATORS, NO_SERIES, Indicators, Series, export_batch, page_of, years_in
+from .write_log import WriteLog, covering, covering_sized
 
 log = logging.getLogger("growth_gevent")
 
-Series = dict[int, Number]  # year -> value
-Indicators = dict[str, Series]  # indicator -> its series
-# What a lookup of an absent country or series finds; never written to.
-_NO_INDICATORS: Indicators = {}
-_NO_SERIES: Series = {}
-# Series a list query examines between two yields to the event loop (a few ms of work).
-SERIES_PER_SLICE = 2000
 
 
 class MemoryStore(Store):
@@ -45,9 +39,11 @@ class MemoryStore(Store):
     by country, so that a facet reads only what it returns. The invariant that makes a lock needless: no
     write yields to another greenlet (none does I/O or sleeps; a bulk chunk is applied in one call, the
     applier yields between chunks), so no write can interleave with another write, and :meth:`copy` is
-    one step. Keep it so: a write that yielded would need a lock again. The long reads (a list query,
-    a facet) yield between slices of series, over lists of names taken before, so that one of them does not
-    hold every other request: like the Redis store's, they may show a write made while they ran.
+    one step. Keep it so: a write that yielded would need a lock again. A write log (:mod:`.write_log`),
+    when given, is told of each write in that step, and makes the write wait for it outside the step. The
+    long reads (a list query, a facet) yield between slices of series, over lists of names taken before, so
+    that one of them does not hold every other request: like the Redis store's, they may show a write made
+    while they ran.
     ``changes`` counts writes, so that a snapshot can tell whether there is anything new.
 
     The snapshotter reports to the store (:meth:`snapshots_started`, :meth:`snapshot_succeeded`,
@@ -58,19 +54,21 @@ class MemoryStore(Store):
 
     name = "memory"
 
-    def __init__(self, *, chunk_size: int, queue_records: int, max_records: int, jobs_kept: int = JOBS_KEPT):
+    def __init__(self, *, chunk_size: int, queue_records: int, max_records: int, jobs_kept: int = JOBS_KEPT,
+                 write_log: WriteLog | None = None):
         """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
         accepted and not yet applied; ``max_records``: the most records held (GROWTH_BULK_CHUNK_RECORDS,
-        GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS); ``jobs_kept``: the bulk jobs job_status() knows."""
+        GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS); ``jobs_kept``: the bulk jobs job_status() knows;
+        ``write_log``: what keeps the writes past the process (:mod:`.write_log`), or None."""
         self._countries: dict[str, Indicators] = {}
         self._size = 0
         self._bulk = BulkApplier(self._apply_chunk, chunk_size, jobs_kept)
-        self._next_job = 1
+        self.next_job = 1
         self._queue_records = queue_records
         self._max_records = max_records
         # The keys that bulk jobs accepted and not yet applied will add, none of them stored, each once:
         # key -> the job that counted it. What the record cap holds for those jobs.
-        self._new_keys: dict[Key, object] = {}
+        self._new_keys: dict[Key, int] = {}
         self._initial_data_taken = False
         self._snapshots: dict[str, float | str | None] | None = None  # health().snapshots, once they started
         self._refusal: str | None = None  # why writes are refused
@@ -81,10 +79,23 @@ class MemoryStore(Store):
         self._indicator_tally = FacetTally()
         self._by_indicator: dict[str, dict[str, Series]] = {}  # indicator -> country -> its series
         self.changes = 0
+        self._log = write_log
+        if write_log is not None:
+            write_log.attach(self)
+
+    @property
+    def write_log(self) -> WriteLog | None:
+        """The log this store's writes are given to, or None."""
+        return self._log
 
     def get(self, key: Key) -> Number | None:
+        if self._log is None:
+            return self._get(key)
+        return self._log.read(lambda: self._get(key), lambda written, _: written == key)
+
+    def _get(self, key: Key) -> Number | None:
         country, indicator, year = key
-        series = self._countries.get(country, _NO_INDICATORS).get(indicator)
+        series = self._countries.get(country, NO_INDICATORS).get(indicator)
         return None if series is None else series.get(year)
 
     def put(self, key: Key, value: Number, check: Check | None = None) -> bool:
@@ -92,10 +103,11 @@ class MemoryStore(Store):
             raise WritesRefused(self._refusal)
         country, indicator, year = key
         # Not self.get: a store built on this one may make its reads wait, and a write must not yield.
-        series = self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
+        series = self._countries.get(country, NO_INDICATORS).get(indicator, NO_SERIES)
+        previous = series.get(year)
         if check is not None:
-            check(series.get(year))
-        stored = year in series
+            check(previous)
+        stored = previous is not None
         held = self._size + len(self._new_keys)
         if held >= self._max_records and not stored and key not in self._new_keys:
             raise StoreFull(held, self._max_records, 1)
@@ -110,6 +122,8 @@ class MemoryStore(Store):
             self._count(country, indicator, 1, year, year)
         series[year] = value
         self.changes += 1
+        if self._log is not None:
+            self._log.wrote(key, value, previous, created)
         return created
 
     def _series_to_write(self, country: str, indicator: str) -> Series:
@@ -131,15 +145,19 @@ class MemoryStore(Store):
     def delete(self, key: Key, check: Check | None = None) -> bool:
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
+        previous = self._get(key)
         if check is not None:
-            country, indicator, year = key
-            check(self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES).get(year))
-        return self._remove(key)
+            check(previous)
+        if not self._remove(key):
+            return False
+        if self._log is not None:
+            self._log.wrote(key, None, previous, True)
+        return True
 
     def _remove(self, key: Key) -> bool:
         country, indicator, year = key
-        indicators = self._countries.get(country, _NO_INDICATORS)
-        series = indicators.get(indicator, _NO_SERIES)
+        indicators = self._countries.get(country, NO_INDICATORS)
+        series = indicators.get(indicator, NO_SERIES)
         if series.pop(year, None) is None:
             return False
         if self._year_ranges:
@@ -159,51 +177,30 @@ class MemoryStore(Store):
         return True
 
     def size(self) -> int:
-        return self._size
+        if self._log is None:
+            return self._size
+        return self._log.read(lambda: self._size, lambda _, sized: sized)
 
     def series(self, country: str, indicator: str, first: int | None = None,
                last: int | None = None) -> list[tuple[int, Number]]:
-        series = self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
-        return [(year, series[year]) for year in _years_in(series, first, last)]
+        if self._log is None:
+            return self._series(country, indicator, first, last)
+        return self._log.read(lambda: self._series(country, indicator, first, last),
+                              covering(country, indicator, first, last))
+
+    def _series(self, country: str, indicator: str, first: int | None,
+                last: int | None) -> list[tuple[int, Number]]:
+        series = self._countries.get(country, NO_INDICATORS).get(indicator, NO_SERIES)
+        return [(year, series[year]) for year in years_in(series, first, last)]
 
     def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
                 last: int | None = None, offset: int = 0, limit: int = 100,
                 after: Key | None = None) -> tuple[int, list[Record]]:
-        countries = self._countries
-        total = 0
-        page: list[Record] = []
-        # Paging order, which stores/redis/lua/records.lua keeps too: country, indicator (code point order, the
-        # same as Redis's byte order of their UTF-8), then year as a number. ``skip`` counts the records
-        # still to pass over, from ``after`` when given: series before it are counted, not read.
-        skip = offset
-        after_series = None if after is None else after[:2]
-        examined = 0
-        for country_name in self._country_tally.names() if country is None else [country]:
-            indicators = countries.get(country_name, _NO_INDICATORS)
-            for indicator_name in sorted(indicators) if indicator is None else [indicator]:
-                examined += 1
-                if examined % SERIES_PER_SLICE == 0:
-                    let_io_run()
-                series = indicators.get(indicator_name)
-                if not series:
-                    continue
-                years = None if first is None and last is None else _years_in(series, first, last)
-                count = len(series) if years is None else len(years)
-                total += count
-                if len(page) == limit or (after_series is not None and (country_name, indicator_name) < after_series):
-                    continue
-                start = 0
-                if after is not None and (country_name, indicator_name) == after_series:
-                    years = sorted(series) if years is None else years
-                    start = bisect.bisect_right(years, after[2])
-                if skip >= count - start:
-                    skip -= count - start
-                    continue
-                start += skip
-                skip = 0
-                for year in (sorted(series) if years is None else years)[start:start + limit - len(page)]:
-                    page.append(((country_name, indicator_name, year), series[year]))
-        return total, page
+        def read() -> tuple[int, list[Record]]:
+            return page_of(self._countries, self._country_tally.names, country, indicator, first, last, offset,
+                           limit, after)
+        # Every write in the filter's range: it may move the page, and it counts in the total.
+        return read() if self._log is None else self._log.read(read, covering(country, indicator, first, last))
 
     def export(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
                last: int | None = None) -> Iterator[list[Record]]:
@@ -219,28 +216,17 @@ class MemoryStore(Store):
     def _export_batch(self, country: str | None, indicator: str | None, first: int | None, last: int | None,
                       after: Key | None) -> list[Record]:
         """The next batch after the key ``after`` (from the first record when None), read in one step."""
-        countries = self._countries
-        batch: list[Record] = []
-        country_names = self._country_tally.names() if country is None else [country]
-        if after is not None:
-            country_names = country_names[bisect.bisect_left(country_names, after[0]):]
-        for country_name in country_names:
-            indicators = countries.get(country_name, _NO_INDICATORS)
-            indicator_names = sorted(indicators) if indicator is None else [indicator]
-            if after is not None and country_name == after[0]:
-                indicator_names = indicator_names[bisect.bisect_left(indicator_names, after[1]):]
-            for indicator_name in indicator_names:
-                series = indicators.get(indicator_name, _NO_SERIES)
-                years = _years_in(series, first, last)
-                if after is not None and (country_name, indicator_name) == after[:2]:
-                    years = years[bisect.bisect_right(years, after[2]):]
-                for year in years[:EXPORT_BATCH_RECORDS - len(batch)]:
-                    batch.append(((country_name, indicator_name, year), series[year]))
-                if len(batch) == EXPORT_BATCH_RECORDS:
-                    return batch
-        return batch
+        def read() -> list[Record]:
+            return export_batch(self._countries, self._country_tally.names, country, indicator, first, last, after)
+        # A write past the batches sent, in the filter's range, may be in this one.
+        return read() if self._log is None else self._log.read(read, covering(country, indicator, first, last, after))
 
     def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
+        if self._log is None:
+            return self._facets(by, country, indicator)
+        return self._log.read(lambda: self._facets(by, country, indicator), covering_sized(country, indicator))
+
+    def _facets(self, by: str, country: str | None, indicator: str | None) -> list[Facet]:
         """Without a filter, from the facet's :class:`FacetTally`; with one, from the series it matches
         (a country's, or an indicator's by country), each counted with its year range."""
         if country is None and indicator is None:
@@ -261,9 +247,9 @@ class MemoryStore(Store):
     def _matching_series(self, country: str | None, indicator: str | None) -> list[tuple[str, str, Series]]:
         """``(country, indicator, series)`` of the series of ``country`` and ``indicator`` (either given)."""
         if country is not None and indicator is not None:
-            return [(country, indicator, self._countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES))]
+            return [(country, indicator, self._countries.get(country, NO_INDICATORS).get(indicator, NO_SERIES))]
         if country is not None:
-            return [(country, name, series) for name, series in self._countries.get(country, _NO_INDICATORS).items()]
+            return [(country, name, series) for name, series in self._countries.get(country, NO_INDICATORS).items()]
         assert indicator is not None
         return [(name, indicator, series) for name, series in self._by_indicator.get(indicator, {}).items()]
 
@@ -304,27 +290,30 @@ class MemoryStore(Store):
                             "stored", len(records), self._max_records)
         else:
             self.check_bulk_room(len(records))
-            self._reserve_new_keys(records, records)
-        number = self._next_job
-        self._next_job += 1
-        self._bulk.submit(records, number)
+            self._reserve_new_keys(records, self.next_job)
+        number = self.next_job
+        self.next_job += 1
+        if self._log is None:
+            self._bulk.submit(records, number)
+        else:
+            self._log.bulk_accepted(number, records, initial)
         return number
 
     def check_bulk_room(self, records: int) -> None:
         if self._refusal is not None:
             raise WritesRefused(self._refusal)
-        pending = self._bulk.records_waiting()
+        pending = self._bulk.records_waiting() + (0 if self._log is None else self._log.records_accepted())
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
 
-    def _reserve_new_keys(self, records: list[Record], job: object) -> None:
+    def _reserve_new_keys(self, records: list[Record], job: int) -> None:
         """Count the keys ``records`` add (not stored, not counted by a job waiting, each once); raise
         :class:`StoreFull` when the store could pass ``max_records`` with them, else count them for
         ``job`` until they are stored. One step that does not yield, as every write is."""
         countries = self._countries
         counted = self._new_keys
         new = {}
-        series = _NO_SERIES
+        series = NO_SERIES
         country = indicator = None
         for key, _ in records:
             # A load's records come series by series, their names interned: the series is looked up again
@@ -332,7 +321,7 @@ class MemoryStore(Store):
             record_country, record_indicator, year = key
             if record_indicator is not indicator or record_country is not country:
                 country, indicator = record_country, record_indicator
-                series = countries.get(country, _NO_INDICATORS).get(indicator, _NO_SERIES)
+                series = countries.get(country, NO_INDICATORS).get(indicator, NO_SERIES)
             if year not in series and key not in counted:
                 new[key] = job
         held = self._size + len(counted)
@@ -340,10 +329,9 @@ class MemoryStore(Store):
             raise StoreFull(held, self._max_records, len(new))
         counted.update(new)
 
-    def _release_new_keys(self, job: object) -> None:
-        """Forget the new keys ``job`` counted: a job undone before it was applied."""
+    def release_new_keys(self, number: int) -> None:
         counted = self._new_keys
-        for key in [key for key, owner in counted.items() if owner is job]:
+        for key in [key for key, owner in counted.items() if owner == number]:
             del counted[key]
 
     def bulk_status(self) -> BulkStatus:
@@ -357,6 +345,8 @@ class MemoryStore(Store):
 
     def close(self) -> None:
         self._bulk.close()
+        if self._log is not None:
+            self._log.close()
 
     def snapshots_started(self) -> None:
         """Snapshots are taken from now on: :meth:`health` reports on them."""
@@ -374,15 +364,40 @@ class MemoryStore(Store):
             self._refusal = f"writes are refused until a snapshot succeeds: the last snapshot failed: {reason}"
 
     def health(self) -> Health:
-        return Health(self._refusal, None if self._snapshots is None else dict(self._snapshots))
+        return Health(self._refusal, None if self._snapshots is None else dict(self._snapshots),
+                      journal=None if self._log is None else self._log.figures())
+
+    # What a write log may do (write_log.LoggedStore): nothing of it is logged again or refused.
+
+    def restore(self, key: Key, value: Number | None) -> None:
+        if value is None:
+            self._remove(key)
+        else:
+            self._store_chunk([(key, value)])
+
+    def apply_records(self, records: list[Record]) -> None:
+        self._store_chunk(records)
+
+    def queue_job(self, records: list[Record], number: int, applied: int) -> None:
+        self._bulk.submit(records, number, applied)
+
+    def writes_undone(self, reason: str) -> None:
+        self._refusal = reason
+        self.changes += 1
 
     def _apply_chunk(self, chunk: list[Record]) -> None:
+        """The applier's: ``chunk`` stored, then logged."""
+        self._store_chunk(chunk)
+        if self._log is not None:
+            self._log.chunk_applied(chunk)
+
+    def _store_chunk(self, chunk: list[Record]) -> None:
         counted = self._new_keys
         ranges = self._year_ranges
         added = 0
         # A load's records come series by series: the series is looked up, and what it adds counted in the
         # facets, once per run of its records.
-        series = _NO_SERIES
+        series = NO_SERIES
         country = indicator = ""
         run = first = last = 0
         for key, value in chunk:
@@ -409,11 +424,3 @@ class MemoryStore(Store):
             self._count(country, indicator, run, first, last)
         self._size += added
         self.changes += 1
-
-
-def _years_in(series: Series, first: int | None, last: int | None) -> list[int]:
-    # The single-year shortcut, which stores/redis/lua/records.lua takes too: one lookup, not a scan.
-    if first is not None and first == last:
-        return [first] if first in series else []
-    return sorted(year for year in series
-                  if (first is None or year >= first) and (last is None or year <= last))

@@ -10,9 +10,8 @@ import gevent
 import pytest
 
 from growth_gevent.durability.journal import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
-from growth_gevent.durability.journaled import JournaledStore
 from growth_gevent.durability.replay import JournalDamaged, QueuedJob, TornTail
-from tests.helpers.recovering import KEY, crashed, opened
+from tests.helpers.recovering import KEY, crashed, journaled, opened
 
 
 @pytest.fixture
@@ -28,7 +27,7 @@ def test_a_replay_reaches_the_store_state_and_again_changes_nothing(path):
     store.put(("A", "B", 4), 40)
     store.submit_bulk([(("A", "B", year), -year) for year in range(10, 15)])
     assert store.wait_idle(5)
-    store.journal.flush()
+    store.write_log.journal.flush()
     assert crashed(store) == store.copy()
     assert crashed(store) == store.copy()  # the first recovery's own segment changes nothing
 
@@ -61,8 +60,8 @@ def test_a_torn_last_record_is_dropped_and_what_comes_before_is_kept(path):
     segment = segment_path(path, 1)
     whole = pathlib.Path(segment).read_bytes()
     pathlib.Path(segment).write_bytes(whole[:-3])
-    again = JournaledStore(path, "always", chunk_size=2, queue_records=100, max_records=100)
-    [torn] = again.recover(0).torn
+    again = journaled(path, queue_records=100, max_records=100)
+    [torn] = again.write_log.recover(0).torn
     assert again.copy() == {"A": {"B": {1: 1}}}
     at = len(whole) - len(put_record(("A", "B", 2), 2))
     assert torn == TornTail(segment, at, len(whole) - 3 - at, "a record cut short", 1)

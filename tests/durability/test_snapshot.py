@@ -8,7 +8,7 @@ import zlib
 import pytest
 
 from growth_gevent.core.logs import ThrottledLog
-from growth_gevent.durability import snapshot as snapshot_module
+from growth_gevent.durability import journal as journal_module
 from growth_gevent.durability.snapshot import (
     FORMAT,
     SnapshotError,
@@ -150,7 +150,7 @@ def owned(tmp_path):
 
 def test_the_snapshotter_writes_only_when_the_store_changed(owned):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=True)
     assert snapshotter.save_if_changed() is False
     assert not os.path.exists(owned.path)
     store.put(("A", "B", 1), 2)
@@ -166,13 +166,13 @@ def test_the_store_is_told_of_the_snapshot_it_was_loaded_from(owned):
     write_snapshot(owned.path, ITEMS)
     os.utime(owned.path, (1234.5, 1234.5))
     store = opened(owned.path)
-    Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
+    Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=True)
     assert store.health().snapshots == {"last snapshot": 1234.5, "snapshot error": None}
 
 
 def test_stopping_writes_the_last_changes(owned):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
     snapshotter.stop()
@@ -192,7 +192,7 @@ class FailingWrites:
 
 def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, caplog):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
     failing = FailingWrites(owned)
@@ -216,7 +216,7 @@ def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, ca
 
 def test_with_stop_writes_off_a_failed_snapshot_leaves_writes_accepted(owned, caplog):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, owned, interval=3600, stop_writes_on_error=False)
+    snapshotter = Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=False)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
     FailingWrites(owned)
@@ -228,9 +228,9 @@ def test_with_stop_writes_off_a_failed_snapshot_leaves_writes_accepted(owned, ca
 
 def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplog, monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr(snapshot_module, "ThrottledLog", functools.partial(ThrottledLog, clock=lambda: now[0]))
+    monkeypatch.setattr(journal_module, "ThrottledLog", functools.partial(ThrottledLog, clock=lambda: now[0]))
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, owned, interval=1, stop_writes_on_error=False)
+    snapshotter = Snapshotter(store, store.write_log, owned, interval=1, stop_writes_on_error=False)
     snapshotter.start()
     failing = FailingWrites(owned)
 
@@ -241,7 +241,7 @@ def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplo
             snapshotter.save_if_changed()
         return [r.getMessage() for r in caplog.records if "failed" in r.getMessage()][-1]
 
-    logged = [attempt(1) for _ in range(3)] + [attempt(snapshot_module.FAILURE_LOG_SECONDS)]
+    logged = [attempt(1) for _ in range(3)] + [attempt(journal_module.FAILURE_LOG_SECONDS)]
     assert [line.split(" failed ")[1][:12] for line in dict.fromkeys(logged)] == ["(1 in a row)", "(4 in a row)"]
     failing.lift()
     os.mkdir(owned.path)  # another error: the rename fails
@@ -250,7 +250,7 @@ def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplo
 
 def test_failed_snapshots_back_off_from_1_s_doubling_to_30_s(owned):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, owned, interval=1, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store, store.write_log, owned, interval=1, stop_writes_on_error=True)
     FailingWrites(owned)
     waits = []
     for _ in range(7):

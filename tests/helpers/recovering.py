@@ -1,40 +1,47 @@
-"""A JournaledStore as the service starts one, in-process: recovered from the snapshot and the journal."""
+"""A journaled memory store as the service starts one, in-process: recovered from the snapshot and the journal."""
 
 import os
 
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
 from growth_gevent.durability.journal import segment_path
-from growth_gevent.durability.journaled import JournaledStore
+from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.durability.replay import read_segment
 from growth_gevent.durability.snapshot import load_snapshot
+from growth_gevent.stores.memory import MemoryStore
 
 KEY = ("A", "B", 1)
 
 
+def journaled(path, fsync="always", chunk_size=2, queue_records=DEFAULT_BULK_QUEUE_RECORDS,
+              max_records=DEFAULT_MAX_RECORDS):
+    """A memory store journaled at ``path``, not yet recovered."""
+    return MemoryStore(chunk_size=chunk_size, queue_records=queue_records, max_records=max_records,
+                       write_log=JournalLog(path, fsync))
+
+
 def opened(path, fsync="always", chunk_size=2):
     """A store recovered from what ``path`` and its segments hold, as the service starts."""
-    store = JournaledStore(path, fsync, chunk_size=chunk_size, queue_records=DEFAULT_BULK_QUEUE_RECORDS,
-                           max_records=DEFAULT_MAX_RECORDS)
+    store = journaled(path, fsync, chunk_size)
     first = 0
     if os.path.exists(path):
         items, first = load_snapshot(path)
         store.submit_bulk(items, initial=True)
         assert store.wait_idle(5)
-    store.recover(first)
+    store.write_log.recover(first)
     return store
 
 
 def crashed(store):
     """What a process started after a kill -9 of ``store``'s would hold (the store is left as it is)."""
-    again = opened(store.journal.snapshot_path)
+    again = opened(store.write_log.journal.snapshot_path)
     assert again.wait_idle(5)
     return again.copy()
 
 
 def records_of(store, number=1):
     """The records in segment ``number``, once what the store appended so far is written."""
-    store.journal.flush()
-    return read_segment(segment_path(store.journal.snapshot_path, number))[0]
+    store.write_log.journal.flush()
+    return read_segment(segment_path(store.write_log.journal.snapshot_path, number))[0]
 
 
 def folder_fsyncs(monkeypatch):

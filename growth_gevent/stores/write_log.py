@@ -1,0 +1,103 @@
+"""The interface between the in-memory store and a log of its writes: what the store tells the log at each
+write and read (:class:`WriteLog`), and what the log may do to the store (:class:`LoggedStore`). The journal
+(:class:`growth_gevent.durability.journaled.JournalLog`) is the log there is; without one, the store keeps
+nothing past the process.
+
+The store calls the log in the same step as it applies a write, a step that does not yield (what keeps the
+store lock-free); the log then makes the write wait, outside that step, until its record is durable. A read
+hands the log the read and what it covers, so that the log can make it wait for the writes in flight it
+would show. The log changes the store only through :class:`LoggedStore`: to replay what it holds, to hand
+the applier the bulk jobs it has logged, and to undo the writes it could not keep.
+"""
+
+import abc
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from ..core.records import Key, Number, Record
+from .base import JournalFigures
+
+Answer = TypeVar("Answer")
+# Whether a write of ``key`` (``sized``: it created or removed the record) may change a read's answer.
+Covers = Callable[[Key, bool], bool]
+
+
+class LoggedStore(Protocol):
+    """What a write log may do to the store it logs; none of it is logged again or refused."""
+
+    next_job: int  # the number the next bulk job accepted gets
+
+    def restore(self, key: Key, value: Number | None) -> None:
+        """Set ``key`` to ``value``, or remove it (None): replay, and the undo of a write not kept."""
+
+    def apply_records(self, records: list[Record]) -> None:
+        """Store ``records`` at once: replay of a bulk chunk that was applied."""
+
+    def queue_job(self, records: list[Record], number: int, applied: int) -> None:
+        """Give the applier a bulk job the log holds, ``applied`` of its records already applied."""
+
+    def release_new_keys(self, number: int) -> None:
+        """Forget the keys bulk job ``number`` counted against the record cap: a job undone unapplied."""
+
+    def writes_undone(self, reason: str) -> None:
+        """Writes were undone because the log failed: refuse writes for ``reason`` until a snapshot succeeds."""
+
+    def copy(self) -> dict[str, dict[str, dict[int, Number]]]:
+        """The store's records, copied in one step."""
+
+
+class WriteLog(abc.ABC):
+    """A log of the memory store's writes. Each method that logs may raise ``WritesRefused`` when the write
+    cannot be kept: the store has applied it, and the log has undone it (through :class:`LoggedStore`)."""
+
+    @abc.abstractmethod
+    def attach(self, store: LoggedStore) -> None:
+        """The store whose writes this logs; called once, by the store, as it is built."""
+
+    @abc.abstractmethod
+    def wrote(self, key: Key, value: Number | None, previous: Number | None, sized: bool) -> None:
+        """``key`` was set to ``value`` (None: deleted) over ``previous`` (None: no record); ``sized``: the
+        write created or removed the record. Log it and return once it is kept, as the log's policy says."""
+
+    @abc.abstractmethod
+    def read(self, read: Callable[[], Answer], covers: Covers) -> Answer:
+        """``read()``'s answer, once the writes in flight that ``covers`` are kept (the log's policy may not
+        wait at all); read again if some of them could not be kept and were undone."""
+
+    @abc.abstractmethod
+    def bulk_accepted(self, number: int, records: list[Record], initial: bool) -> None:
+        """Bulk job ``number`` was accepted: log it and queue it (:meth:`LoggedStore.queue_job`) once it is
+        kept, then return. ``initial``: initial data, read again at every start, never logged."""
+
+    @abc.abstractmethod
+    def records_accepted(self) -> int:
+        """Records of bulk jobs logged and not yet queued: they count against the queue's room."""
+
+    @abc.abstractmethod
+    def chunk_applied(self, chunk: list[Record]) -> None:
+        """The applier stored ``chunk``, the next records of the oldest job queued."""
+
+    @abc.abstractmethod
+    def figures(self) -> JournalFigures:
+        """What the log tells of itself, for /metrics (the store's ``health()``)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """The store stops: every write that returned is kept."""
+
+
+def covering(country: str | None = None, indicator: str | None = None, first: int | None = None,
+             last: int | None = None, after: Key | None = None) -> Covers:
+    """What a read of these filters (None: any) covers: every write in its range, which may change the
+    records it returns and the total it counts; with ``after``, only writes past that key."""
+    def covers(key: Key, sized: bool) -> bool:
+        return ((country is None or key[0] == country) and (indicator is None or key[1] == indicator)
+                and (first is None or key[2] >= first) and (last is None or key[2] <= last)
+                and (after is None or key > after))
+    return covers
+
+
+def covering_sized(country: str | None = None, indicator: str | None = None) -> Covers:
+    """What a facet covers: a record created or removed in its range (a value replaced changes no count)."""
+    in_range = covering(country, indicator)
+    return lambda key, sized: sized and in_range(key, sized)
