@@ -45,7 +45,7 @@ def test_the_deploy_pins_are_the_dependencies_and_the_redis_extra_each_pin_in_it
 
 def test_gevent_is_a_range_the_http_layer_was_run_on_not_the_deploy_pin():
     # The HTTP layer touches only gevent's public names (tests/http/test_server_internals.py), so installs may
-    # take any gevent from the oldest one its tests were run on (docs/design.md, The HTTP layer).
+    # take any gevent from the oldest one its tests were run on (docs/http.md#why-the-connection-is-ours).
     gevent = ranges(PROJECT["dependencies"])["gevent"]
     lowest = re.search(r">=([\d.]+)", gevent).group(1)
     deployed = pinned((ROOT / "requirements.txt").read_text())["gevent"]

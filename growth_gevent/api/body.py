@@ -19,7 +19,7 @@ _READ_BLOCK = 64 * 1024
 # A body's first read: a PUT's whole body, and all that a body that has sent nothing yet is charged.
 _FIRST_READ_BYTES = 4 * 1024
 # How long a bulk POST waits for its process's one parse slot before a 503: a few parses of the
-# largest body (what one takes: docs/performance.md).
+# largest body (what one takes: docs/performance.md#a-bulk-parses-time).
 PARSE_WAIT_SECONDS = 2.0
 # JSON separators (`,` `:` `{` `[`) that one bulk record may bring: its four fields need 9, the rest
 # is room for extra fields and separators inside names. Every JSON value but the first follows one of
@@ -61,9 +61,9 @@ def _float(literal):
 # The standard library's C decoder is strict where ujson is not (`01`, `1.`, `-`, raw control
 # characters in strings) and as fast on bulk bodies; it shares repeated keys, so a parse takes less
 # memory. Like ujson it reads NaN and Infinity, which the record checks refuse as values (422).
-# Hooks cost a call per object or float in Python (docs/performance.md), so each decoder
-# has only those it needs: keys are checked only where a cheap count cannot vouch for them, floats only
-# in a body with a negative exponent, the one way to write a number that underflows.
+# Hooks cost a call per object or float in Python (docs/performance.md#the-standard-librarys-json-decoder),
+# so each decoder has only those it needs: keys are checked only where a cheap count cannot vouch for them,
+# floats only in a body with a negative exponent, the one way to write a number that underflows.
 _DECODERS = {(unique, tiny): json.JSONDecoder(object_pairs_hook=_unique_keys if unique else None,
                                               parse_float=_float if tiny else None).decode
              for unique in (False, True) for tiny in (False, True)}
@@ -261,8 +261,9 @@ def gc_paused():
     """No garbage collection inside: for CPU-bound work that makes many objects and never yields.
 
     Parsing and validating a bulk body makes ~10 objects a record; collecting while they are made slows
-    it down (docs/performance.md). Brief yields inside are fine (other greenlets run a request or two without
-    a collector); never hold it across waiting for I/O, which can last any time.
+    it down (docs/performance.md#no-garbage-collection-during-a-parse). Brief yields inside are fine (other
+    greenlets run a request or two without a collector); never hold it across waiting for I/O, which can last
+    any time.
     """
     gc.disable()
     try:

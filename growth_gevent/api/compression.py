@@ -8,7 +8,7 @@ it saves. An answer encoded already (the /docs assets, gzipped once) is left alo
 import gzip
 import zlib
 
-# The level chosen from what it costs per page against what it saves (docs/performance.md): 1 takes the
+# The level chosen from what it costs per page against what it saves (docs/performance.md#gzip-level): 1 takes the
 # most of the saving for the least CPU on these bodies.
 GZIP_LEVEL = 1
 # Below this, gzip's 18 bytes of framing and its CPU are not worth what it saves (nginx's gzip_min_length

@@ -140,7 +140,7 @@ def write(records: Sequence[tuple[Key, int | float]], header: bool = True) -> by
     needs it.
 
     Formatted by hand: csv.writer takes longer. One string, as the JSON body is: streamed in chunks, a
-    page cost the server more CPU (both measured in docs/performance.md).
+    page cost the server more CPU (docs/performance.md#csv-by-hand-as-one-string).
     """
     quoted: dict[str, str] = {}
     # One C call writes every value as the JSON does; numbers hold no commas.

@@ -70,7 +70,7 @@ class _File:
         self.data = data
         self.media_type = media_type
         self.etag = etag_of(data)
-        # Compressed once, when the file is first asked for (docs/performance.md).
+        # Compressed once, when the file is first asked for (docs/performance.md#swagger-uis-script-gzipped-once).
         self.gzipped = gzip.compress(data, mtime=0) if len(data) >= GZIP_AT_LEAST_BYTES else None
 
     def send(self, req: falcon.Request, resp: falcon.Response, cache_control: str) -> None:

@@ -107,8 +107,9 @@ def parse_records(payload: object, pause: Callable[[], object] | None = None) ->
     upper-cased once per distinct spelling, and the field-by-field diagnosis runs only on failure.
 
     What is kept must not point into the parser's objects: a kept year or value made by ujson would
-    pin the memory of every object around it (docs/performance.md, History). So years are shared
-    per distinct year and values are copied (``value * 1`` makes a new number of the same type).
+    pin the memory of every object around it (docs/performance.md#nothing-kept-points-into-the-parsers-objects).
+    So years are shared per distinct year and values are copied (``value * 1`` makes a new number of the same
+    type).
     """
     if type(payload) is not list:
         raise InvalidRecord("body must be a JSON array of records")

@@ -93,7 +93,7 @@ def delete_record(key: Key) -> bytes:
 
 def _with_records(head: tuple[object, ...], records: list[Record] | list[list[Record]]) -> bytes:
     # The records as they are, in one C call: marshal writes them several times faster than ujson
-    # (docs/performance.md), and a bulk POST's 202 waits for it.
+    # (docs/performance.md#the-journals-bulk-record-in-marshal), and a bulk POST's 202 waits for it.
     return frame(_dumps(head) + b"\n" + marshal.dumps(records))
 
 

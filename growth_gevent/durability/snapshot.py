@@ -258,7 +258,7 @@ def _remove_segments(journal, before):
 class Snapshotter:
     """Writes the store every ``interval`` seconds when it changed, and once more at stop.
 
-    The store is copied in one step (its dicts only; docs/performance.md), then flattened,
+    The store is copied in one step (its dicts only; docs/performance.md#the-snapshots-copy), then flattened,
     serialised and written in gevent's thread pool, so requests go on being answered meanwhile.
 
     As Redis does with ``stop-writes-on-bgsave-error``, a failed snapshot is reported to the store,

@@ -152,7 +152,7 @@ class Connection:
             return
         sock = self.socket
         # Without it a response sent in two writes (a chunked one) would wait for the client's
-        # delayed ACK of the first (docs/performance.md, History).
+        # delayed ACK of the first (docs/performance.md#one-send-and-tcp_nodelay).
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         connections.add(self)
@@ -445,6 +445,6 @@ class Connection:
 
 def _new_request_id():
     # 128 random bits as 32 hex digits, as a UUID4's; from random, not os.urandom: an id needs to be
-    # unique, not secret, and this costs a fraction of uuid.uuid4().hex (docs/performance.md; forked workers
+    # unique, not secret, and this costs a fraction of uuid.uuid4().hex (docs/performance.md#request-ids; forked workers
     # get their own: random reseeds in a child after fork).
     return f"{random.getrandbits(128):032x}"

@@ -91,8 +91,9 @@ class SharedTally(ProcessTally):
     """Every worker's requests and latencies. This worker counts as one process does and writes each
     count it changes to its own files in ``directory``, as prometheus-client's multiprocess mode lays them
     out (``counter_PID.db``, ``histogram_PID.db``: its MmapedDict, under its keys), but without the lock and
-    pid check its value class takes per update (one thread; no fork once serving; docs/performance.md). A
-    scrape merges every worker's files, those of workers that exited included, so totals never go down."""
+    pid check its value class takes per update (one thread; no fork once serving;
+    docs/performance.md#metrics-across-workers). A scrape merges every worker's files, those of workers that
+    exited included, so totals never go down."""
 
     def __init__(self, directory, pid=None):
         super().__init__()

@@ -23,7 +23,7 @@ class BulkApplier:
     """Applies accepted jobs with ``apply_chunk(list_of_key_value_pairs)``, oldest first.
 
     Between chunks the worker yields to the hub, so requests keep being answered while a large job
-    is applied; a chunk is applied in one call (its cost: docs/performance.md).
+    is applied; a chunk is applied in one call (its cost: docs/performance.md#a-bulk-chunk-in-one-call).
     """
 
     def __init__(self, apply_chunk, chunk_size, jobs_kept=JOBS_KEPT):

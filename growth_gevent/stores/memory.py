@@ -271,7 +271,7 @@ class MemoryStore(Store):
     def copy(self) -> dict[str, Indicators]:
         """A consistent copy, ``{country: {indicator: {year: value}}}``, taken in one step.
 
-        Only the dicts are copied (docs/performance.md), so it can be taken without yielding
+        Only the dicts are copied (docs/performance.md#the-snapshots-copy), so it can be taken without yielding
         and without stalling requests; flattening it is left to whoever has the time.
         """
         return {country: {indicator: dict(series) for indicator, series in indicators.items()}

@@ -33,8 +33,9 @@ class SharedConnection:
     A command is queued; a writer greenlet sends everything queued in one write; Redis answers in order,
     and a reader greenlet hands each reply to its caller. Concurrent requests thus share round trips,
     sends and reads: a fraction of this process's CPU per command that redis-py's pool costs
-    (docs/performance.md), and fewer wake-ups of Redis. Callers are served in the order they
-    came; past ``max_waiting`` commands waiting, a command is refused at once rather than queued.
+    (docs/performance.md#one-pipelined-redis-connection-per-worker), and fewer wake-ups of Redis. Callers
+    are served in the order they came; past ``max_waiting`` commands waiting, a command is refused at once
+    rather than queued.
 
     A command not answered within ``timeout`` seconds (checked every quarter of it), or a connection
     lost, fails every command waiting on the connection (whether one ran is unknown, as with any lost

@@ -65,8 +65,8 @@ CHUNK_ATTEMPTS = 3
 # next line says how many were not.
 FAILURE_LOG_LINES = 10
 FAILURE_LOG_WINDOW_SECONDS = 60.0
-# Records a list query examines per script, each series it reads counting SCAN_SERIES_COST more (reading a
-# series costs about as much as reading that many years): a few ms of Redis time (docs/performance.md).
+# Records a list query examines per script, each series read counting SCAN_SERIES_COST more (it costs as
+# much as that many years): a few ms of Redis time (docs/performance.md#list-queries-in-budgeted-scripts).
 SCAN_BUDGET = 10_000
 SCAN_SERIES_COST = 4
 # An export's scripts examine about a batch's worth: past a full batch a script goes on only counting
