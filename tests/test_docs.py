@@ -3,6 +3,9 @@
 and docs/*.md resolves; every GROWTH_ variable named is declared; docs/configuration.md is what the
 settings generate; and every command line of ours in a ```sh block parses as the command line parses it.
 
+The pages stay short where a newcomer starts (architecture.md, performance.md), and every reference of the
+code to a page (``docs/performance.md#gzip-level`` in a comment) names a page and a heading that exist.
+
 The ```sh commands are checked, not run: each ``growth-gevent`` (or ``python -m growth_gevent``) line is
 parsed by the CLI's own argparse and, for ``serve``, its flags turned into a Config, so an unknown command,
 flag or value fails here; each script a block runs must exist. Running them would need a server, a
@@ -11,6 +14,7 @@ snapshot, Docker or Heroku; the walkthrough, which needs only a server, is run b
 
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -24,11 +28,18 @@ from tests.api.test_openapi import _app_operations
 from tests.helpers.support import ROOT, memory_store
 
 README_PATH = ROOT / "README.md"
-PAGE_PATHS = [README_PATH, *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = ROOT / "docs"
+# The pages by topic, and docs/notes/: the dated rounds and history they link to.
+PAGE_PATHS = [README_PATH, *sorted(DOCS.glob("*.md")), *sorted((DOCS / "notes").glob("*.md"))]
 # What the clients of the service (load, the k6 scripts, the locustfile) read: not a setting of the server.
 CLIENT_VARIABLES = {TOKEN_VARIABLE}
-# Pages whose opening others write (the lead the changelog, the bench the performance page's).
-OPENED_BY_OTHERS = {"docs/CHANGELOG.md", "docs/performance.md"}
+# Pages whose opening others write (the lead the changelog's).
+OPENED_BY_OTHERS = {"docs/CHANGELOG.md"}
+# Pages a newcomer reads first, and their bounds in bytes: reference, not a lab notebook.
+SHORT_PAGES = {"docs/architecture.md": 10_000, "docs/performance.md": 16_000}
+# Where the code names a page: a comment's ``docs/performance.md#gzip-level``, a message's ``docs/durability.md``.
+CODE_DIRS = ("growth_gevent", "scripts", "tests")
+_PAGE_REFERENCE = re.compile(r"\bdocs/([\w/-]+\.md)(?:#([\w-]+))?")
 _FENCED = re.compile(r"^```.*?^```", re.S | re.M)
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 
@@ -115,7 +126,39 @@ def test_every_link_to_a_file_or_heading_exists(name):
 def test_every_page_says_what_it_covers_and_links_back_to_the_readme(name):
     title, summary = PAGES[name].split("\n\n")[:2]
     assert title.startswith("# ") and "\n" not in title, name
-    assert "](../README.md)" in summary, name
+    back = "../" * (len(Path(name).parts) - 1)
+    assert f"]({back}README.md)" in summary, name
+
+
+@pytest.mark.parametrize("name", SHORT_PAGES)
+def test_the_pages_a_newcomer_reads_first_stay_short(name):
+    assert name in PAGES, f"{name} is missing"
+    assert len(PAGES[name].encode()) < SHORT_PAGES[name], f"{name}: move rounds and history to docs/notes/"
+
+
+def code_references():
+    """``(file, line, page, heading or None)`` of every ``docs/...md`` the code names."""
+    for folder in CODE_DIRS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                for page, heading in _PAGE_REFERENCE.findall(line):
+                    yield f"{path.relative_to(ROOT)}:{number}", f"docs/{page}", heading or None
+
+
+def test_every_page_the_code_names_exists_with_its_heading():
+    references = list(code_references())
+    assert references, "the search finds no reference: is the pattern right?"
+    for where, page, heading in references:
+        assert page in PAGES, f"{where}: {page} does not exist"
+        if heading:
+            assert heading in {anchor(title) for title in headings(PAGES[page])}, f"{where}: no heading #{heading}"
+
+
+def test_the_figures_the_code_cites_are_each_named_by_their_heading():
+    """A comment of the package that points at a measured figure says which one: performance.md#its-heading."""
+    for where, page, heading in code_references():
+        if where.startswith("growth_gevent/") and page == "docs/performance.md":
+            assert heading, f"{where}: name the figure's heading, docs/performance.md#..."
 
 
 def test_every_growth_variable_named_is_a_setting():
@@ -149,8 +192,17 @@ def test_every_command_line_of_ours_parses(name):
 
 def test_the_readme_links_to_every_page():
     for name in PAGES:
-        if name.startswith("docs/"):
+        if Path(name).parent.as_posix() == "docs":
             assert f"]({name})" in README, name
+
+
+def test_every_note_is_linked_from_a_page():
+    """docs/notes/ holds what the pages left out (dated rounds, history): each reached from one of them."""
+    for name in PAGES:
+        if name.startswith("docs/notes/"):
+            note = Path(name).name
+            pages = [page for page in PAGES if Path(page).parent.as_posix() == "docs"]
+            assert any(f"](notes/{note}" in PAGES[page] for page in pages), name
 
 
 class TestConfigurationPage:
