@@ -9,7 +9,7 @@ from ..core.records import InvalidRecord
 from ..http.responses import RETRY_AFTER_SECONDS, message_body
 from ..ops.metrics import Metrics
 from ..stores.base import COUNTRY, INDICATOR, BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
-from . import resources, swagger_ui
+from . import explore, resources, swagger_ui
 from .auth import RequireToken, configured_tokens
 from .body import BodyBudget, BulkParser
 from .compression import Gzip
@@ -54,6 +54,8 @@ def create_app(store, config):
     app.add_route("/openapi.json", resources.OpenAPI())
     app.add_route(swagger_ui.PAGE_PATH, swagger_ui.Page())
     app.add_route(swagger_ui.PAGE_PATH + "/{asset}", swagger_ui.Assets())
+    app.add_route(explore.PAGE_PATH, explore.Page())
+    app.add_route(explore.PAGE_PATH + "/{asset}", explore.Assets())
     if metrics:
         app.add_route("/metrics", metrics)
     app.add_route("/api/v1/growth", resources.RecordCollection(store, bodies, max_body_bytes, bulk_parser))
