@@ -9,7 +9,9 @@ ensure_venv() {
     fi
     stamp=".venv/.installed-$(basename "$requirements")"
     if [ ! -f "$stamp" ] || [ -n "$(find requirements*.txt -newer "$stamp")" ]; then
-        .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
+        # Playwright uses the system's chromium (ensure_commands): no browser of its own is downloaded.
+        PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 .venv/bin/python -m pip install --quiet --disable-pip-version-check \
+            -r "$requirements"
         touch "$stamp"
     fi
 }
