@@ -133,14 +133,13 @@
     $("to").value = state.to;
   }
 
-  // The store as a whole: its size, years, and how recently bulk loads changed it.
+  // The store as a whole, from the facets: its size, names and years; and how recently bulk loads changed it.
   async function describeStore() {
-    const [size, countries, indicators, status] = await Promise.all([
-      getJSON(`${API}/size`), facetItems(`${API}/countries`), facetItems(`${API}/indicators`),
-      getJSON(`${API}/post/status`)]);
+    const [countries, indicators, status] = await Promise.all([
+      facetItems(`${API}/countries`), facetItems(`${API}/indicators`), getJSON(`${API}/post/status`)]);
     names.countries = new Map(countries.map((item) => [item.Country, item]));
     names.indicators = new Map(indicators.map((item) => [item.Indicator, item]));
-    const records = size.body.size;
+    const records = countries.reduce((sum, item) => sum + item.records, 0); // the size, without asking again
     if (records === 0) {
       $("dataset").textContent = "0 records.";
       $("load-command").textContent = "curl -s -X POST -H 'Content-Type: application/json' " +
@@ -402,7 +401,8 @@
     svg.addEventListener("keydown", onKey);
     svg.addEventListener("focus", () => shown && cursorAt < 0 && moveCursor(0));
     svg.addEventListener("blur", () => moveCursor(-1));
-    run(describeStore().then(() => show(state)));
+    run(describeStore());
+    run(show(state));
   }
 
   function run(promise) {
