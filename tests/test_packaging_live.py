@@ -62,11 +62,14 @@ def test_pip_install_into_a_fresh_venv_gives_a_growth_gevent_command_that_serves
     server = LiveServer(command=[str(command)]).start()
     try:
         assert server.request("GET", "/ping")[:2] == (200, b"pong")
+        for path in ("/explore", "/explore/explore.js", "/explore/explore.css"):  # its files are in the wheel
+            assert server.request("GET", path)[0] == 200, path
     finally:
         server.terminate()
         assert server.wait_exit(20) == 0
-    data_files = [path for pattern in ("*.json", "*.lua") for path in (ROOT / "growth_gevent").rglob(pattern)]
-    assert data_files  # the OpenAPI document and the Redis store's scripts
+    data_files = [path for pattern in ("*.json", "*.lua", "explore_files/*")
+                  for path in (ROOT / "growth_gevent").rglob(pattern)]
+    assert data_files  # the OpenAPI document, the Redis store's scripts, the explore page's files
     for path in data_files:
         assert (site_packages / path.relative_to(ROOT)).is_file(), path
 
