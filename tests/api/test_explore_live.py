@@ -33,6 +33,9 @@ OTHERS = [{"Country": "USA", "Indicator": "PPPPC", "Year": 2004, "Value": 41.5},
           {"Country": "ARG", "Indicator": "PPPPC", "Year": 2004, "Value": 11.25}]
 # Type-ahead over thousands of names: a country each, every one of them offered until an indicator is chosen.
 MANY = [{"Country": f"Z{number:04}", "Indicator": "LP", "Year": 2000, "Value": number} for number in range(2000)]
+# Generous on a loaded machine: every wait polls until this deadline, none is a pause.
+DEADLINE_MS = 30_000
+expect.set_options(timeout=DEADLINE_MS)
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +57,7 @@ class Tab:
         self.origin = f"http://127.0.0.1:{server.port}"
         self.context = chromium.new_context(accept_downloads=True, viewport={"width": 1100, "height": 900})
         self.refused, self.problems = [], []
+        self.context.set_default_timeout(DEADLINE_MS)
         self.context.route("**/*", self._only_the_server)
         self.context.add_init_script("document.addEventListener('securitypolicyviolation', (event) => "
                                      "console.error('CSP violation: ' + event.violatedDirective));")
@@ -74,7 +78,7 @@ class Tab:
         return self.wait_drawn(query) if query else self.page
 
     def wait_drawn(self, query):
-        expect(self.page.locator("body")).to_have_attribute("data-drawn", query, timeout=30_000)
+        expect(self.page.locator("body")).to_have_attribute("data-drawn", query)
         return self.page
 
     def show(self, rows, years=("", "")):
@@ -90,10 +94,12 @@ class Tab:
         page.get_by_label("To year").press("Enter")
 
     def points(self, series):
-        """The chart's points of series number ``series``: [(year, value, x, y)], as drawn."""
-        return self.page.locator(f"#chart circle.point[data-series='{series}']").evaluate_all(
+        """The chart's points of series number ``series``: [(year, value, x, y)], as drawn (a value as a float:
+        JavaScript writes 1e17 + 16 as 100000000000000020, which Playwright would hand over as that int)."""
+        points = self.page.locator(f"#chart circle.point[data-series='{series}']").evaluate_all(
             "points => points.map(p => [Number(p.dataset.year), Number(p.dataset.value), "
             "p.cx.baseVal.value, p.cy.baseVal.value])")
+        return [(year, float(value), x, y) for year, value, x, y in points]
 
     def table(self):
         """The table: its header row, then each row's cells as text."""
@@ -262,3 +268,16 @@ def test_an_empty_store_shows_the_curl_line_that_loads_the_sample_and_it_does(se
     explorer.open("?country=BRZ&indicator=NGDP_R")
     expect(page.locator("#empty")).to_be_hidden()
     check_drawn(explorer, server, [("BRZ", "NGDP_R")])
+
+
+@pytest.mark.parametrize("values", [[1e308, -1.7e308, 0], [1e17, 1e17 + 16], [5e-324], [0, 0], [-3.5]])
+def test_any_finite_values_are_drawn_inside_the_chart(servers, tab, values):
+    server = servers()
+    load(server, [{"Country": "X", "Indicator": "V", "Year": 2000 + index, "Value": value}
+                  for index, value in enumerate(values)], {})
+    explorer = tab(server)
+    explorer.open("?country=X&indicator=V")
+    points = explorer.points(0)
+    assert [value for _, value, _, _ in points] == values
+    for _, _, x, y in points:
+        assert 0 <= x <= 800 and 0 <= y <= 360, points

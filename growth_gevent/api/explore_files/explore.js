@@ -147,8 +147,8 @@
       $("empty").hidden = false;
       return;
     }
-    const first = Math.min(...countries.map((item) => item.from));
-    const last = Math.max(...countries.map((item) => item.to));
+    const first = countries.reduce((lowest, item) => Math.min(lowest, item.from), Infinity);
+    const last = countries.reduce((highest, item) => Math.max(highest, item.to), -Infinity);
     const bulk = status.body;
     const parts = [plural(records, "record"), plural(countries.length, "country", "countries"),
       plural(indicators.length, "indicator"), `years ${first}–${last}`,
@@ -202,11 +202,18 @@
     return power * ([1, 2, 5, 10].find((factor) => factor * power >= rough) || 10);
   }
 
+  // Counted, not added up, and at most MAX_TICKS: a step below a value's precision (1e17 and 1e17 + 16) or a
+  // span past the largest double (-1e308 to 1e308) gives fewer ticks, never a loop without end.
+  const MAX_TICKS = 24;
   function ticks(low, high, wanted, integers) {
-    const step = integers ? Math.max(1, Math.round(niceStep(high - low || 1, wanted))) : niceStep(high - low, wanted);
+    const span = high / 2 - low / 2; // halves: no overflow
+    const step = integers ? Math.max(1, Math.round(niceStep(span || 1, wanted / 2))) : niceStep(span, wanted / 2);
+    if (!Number.isFinite(step) || step <= 0) return [];
     const found = [];
-    for (let tick = Math.ceil(low / step) * step; tick <= high + step * 1e-9; tick += step) found.push(tick);
-    return found.map((tick) => Number(tick.toPrecision(12)));
+    for (let index = Math.ceil(low / step); index * step <= high + step * 1e-9 && found.length < MAX_TICKS; index++) {
+      found.push(Number((index * step).toPrecision(12)));
+    }
+    return found;
   }
 
   const compact = new Intl.NumberFormat("en", { notation: "compact", maximumSignificantDigits: 4 });
@@ -219,17 +226,17 @@
     const values = series.flatMap((each) => [...each.values.values()]);
     let [low, high] = [Math.min(...values), Math.max(...values)];
     // A margin of a twentieth above and below, so that no point sits on an edge; a flat line gets one too.
-    const margin = low === high ? (Math.abs(low) || 1) / 10 : (high - low) / 20;
-    [low, high] = [low - margin, high + margin];
+    const margin = low === high ? Math.abs(low) / 10 : (high / 2 - low / 2) / 10;
+    [low, high] = [Math.max(low - margin, -Number.MAX_VALUE), Math.min(high + margin, Number.MAX_VALUE)];
+    if (!(high > low)) [low, high] = [low - 1, high + 1]; // zero, or a value too small for a margin
     const yTicks = ticks(low, high, 6, false);
-    low = Math.min(low, yTicks[0]);
-    high = Math.max(high, yTicks[yTicks.length - 1]);
+    if (yTicks.length) [low, high] = [Math.min(low, yTicks[0]), Math.max(high, yTicks[yTicks.length - 1])];
     const [first, last] = [years[0], years[years.length - 1]];
     const [xLow, xHigh] = first === last ? [first - 1, last + 1] : [first, last];
     const plotWidth = BOX.width - BOX.left - BOX.right;
     const plotHeight = BOX.height - BOX.top - BOX.bottom;
     const x = (year) => BOX.left + ((year - xLow) / (xHigh - xLow)) * plotWidth;
-    const y = (value) => BOX.top + (1 - (value - low) / (high - low)) * plotHeight;
+    const y = (value) => BOX.top + (1 - (value / 2 - low / 2) / (high / 2 - low / 2)) * plotHeight;
     shown.x = x;
 
     for (const tick of yTicks) {
