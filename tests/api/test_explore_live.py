@@ -4,7 +4,7 @@ series and compares what the chart and the table show with the API's own numbers
 forward; downloads the CSV; compares two series; on one process, and on two workers over Redis with tokens
 set. An empty store shows the curl line that loads the sample, and that line, run, loads it.
 
-GROWTH_EXPLORE_SCREENSHOT=docs/explore.png keeps the screenshot of the comparison where the README shows it.
+EXPLORE_SCREENSHOT=docs/explore.png keeps the screenshot of the comparison where the README shows it.
 """
 
 import json
@@ -15,6 +15,7 @@ import subprocess
 import urllib.parse
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect, sync_playwright
 
 from growth_gevent.testing.polling import wait_for
@@ -226,13 +227,14 @@ def test_a_series_is_chosen_drawn_downloaded_compared_and_its_url_reloaded(loade
     two = "?country=BRZ&indicator=NGDP_R&compare=ARG%2FNGDP_R"
     explorer.wait_drawn(two)
     check_drawn(explorer, server, [("BRZ", "NGDP_R"), ("ARG", "NGDP_R")])
+    assert page.title() == "BRZ NGDP_R, ARG NGDP_R · Explore · growth-gevent"
     assert page.locator("#chart path.line.s1").get_attribute("d").count("M") == 2
     assert page.locator("#chart path.line.s0").get_attribute("d").count("M") == 1
     page.locator("#chart").focus()
     for _ in range(6):  # 1999 .. 2005
         page.keyboard.press("ArrowRight")
     expect(page.locator("#tooltip")).to_have_text("2005BRZ NGDP_R: 199.576ARG NGDP_R: no value")
-    page.screenshot(path=os.environ.get("GROWTH_EXPLORE_SCREENSHOT") or tmp_path / "explore.png", full_page=True)
+    page.screenshot(path=os.environ.get("EXPLORE_SCREENSHOT") or tmp_path / "explore.png", full_page=True)
 
     # Back and forward walk the choices; a reload shows the same.
     page.go_back()
@@ -281,3 +283,12 @@ def test_any_finite_values_are_drawn_inside_the_chart(servers, tab, values):
     assert [value for _, value, _, _ in points] == values
     for _, _, x, y in points:
         assert 0 <= x <= 800 and 0 <= y <= 360, points
+
+
+def test_the_network_is_cut_off_a_request_elsewhere_is_refused_and_counted(chromium, servers):
+    explorer = Tab(chromium, servers())
+    with pytest.raises(PlaywrightError, match="ERR_INTERNET_DISCONNECTED"):
+        explorer.page.goto("http://192.0.2.1/explore")  # TEST-NET-1: no such host, whatever the network
+    assert explorer.refused == ["http://192.0.2.1/explore"]
+    explorer.refused.clear()
+    explorer.close()

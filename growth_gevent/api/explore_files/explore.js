@@ -184,6 +184,7 @@
     cursorAt = -1;
     drawChart();
     fillTable(state);
+    document.title = `${series.map((each) => `${each.country} ${each.indicator}`).join(", ")} · Explore · growth-gevent`;
     document.body.dataset.drawn = stateQuery(state); // for the tests: the chart of this state is drawn
   }
 
