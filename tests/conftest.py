@@ -18,6 +18,7 @@ import webtest
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.testing import LiveServer, RedisServer
+from growth_gevent.testing.browser import CHROMIUM, launch_chromium
 from tests.helpers.fake_redis import FakeRedis
 from tests.helpers.redis_support import open_store
 from tests.helpers.serial import pytest_runtest_protocol, serial_first  # noqa: F401 (a hook of this conftest's)
@@ -177,3 +178,18 @@ def servers():
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's Chromium, headless, driven by Playwright (growth_gevent/testing/browser.py), for a module's
+    tests; they skip, saying why, only where it is not installed."""
+    from playwright.sync_api import sync_playwright  # imported where a browser is driven, not by the fast loop
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (./scripts/test installs it: apt-get install "
+                    "chromium); this machine could not install it")
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()

@@ -9,22 +9,17 @@ EXPLORE_SCREENSHOT=docs/explore.png keeps the screenshot of the comparison where
 
 import json
 import os
-import pathlib
 import shlex
 import subprocess
 import urllib.parse
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from growth_gevent.testing.polling import wait_for
 from tests.helpers.support import ROOT, SAMPLE, two_workers_on_redis
 
-CHROMIUM = pathlib.Path("/usr/bin/chromium")
-# No sandbox: the tests run as root in CI; no GPU, QUIC or background traffic: nothing but the page's requests.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TOKEN = "explore-test-token-0123456789"
 SERIES = "/api/v1/growth/{}/{}"
 # Argentina's NGDP_R has no 2005: a gap in its line. USA has PPPPC only: the facets filter each other.
@@ -37,17 +32,6 @@ MANY = [{"Country": f"Z{number:04}", "Indicator": "LP", "Year": 2000, "Value": n
 # Generous on a loaded machine: every wait polls until this deadline, none is a pause.
 DEADLINE_MS = 30_000
 expect.set_options(timeout=DEADLINE_MS)
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    if not CHROMIUM.exists():
-        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (./scripts/test installs it: apt-get install "
-                    "chromium); this machine could not install it")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 class Tab:
