@@ -276,3 +276,11 @@ def test_the_network_is_cut_off_a_request_elsewhere_is_refused_and_counted(chrom
     assert explorer.refused == ["http://192.0.2.1/explore"]
     explorer.refused.clear()
     explorer.close()
+
+
+def test_the_docs_page_renders_offline_under_the_same_policy(chromium, servers):
+    explorer = Tab(chromium, servers())
+    explorer.page.goto(f"{explorer.origin}/docs")
+    expect(explorer.page.locator(".swagger-ui .info .title")).to_contain_text("growth")
+    expect(explorer.page.locator(".opblock-summary-path").first).to_be_visible()
+    explorer.close()  # nothing tried off the loopback server, no CSP violation
