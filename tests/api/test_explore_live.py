@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from growth_gevent.testing.polling import wait_for
+from growth_gevent.testing.polling import holds_for, wait_for
 from tests.helpers.support import ROOT, SAMPLE, two_workers_on_redis
 
 TOKEN = "explore-test-token-0123456789"
@@ -284,3 +284,22 @@ def test_the_docs_page_renders_offline_under_the_same_policy(chromium, servers):
     expect(explorer.page.locator(".swagger-ui .info .title")).to_contain_text("growth")
     expect(explorer.page.locator(".opblock-summary-path").first).to_be_visible()
     explorer.close()  # nothing tried off the loopback server, no CSP violation
+
+
+def test_an_answer_that_comes_after_a_later_choice_draws_nothing(servers, tab):
+    server = servers()
+    load(server, json.loads(SAMPLE.read_text()) + ARG, {})
+    explorer = tab(server)
+    page = explorer.page
+    held = []
+    page.route("**/api/v1/growth/BRZ/NGDP_R*", lambda route: held.append(route))  # answered when the test says
+    explorer.open("?country=ARG&indicator=NGDP_R&to=2000")
+    with page.expect_request(lambda request: "/BRZ/NGDP_R" in request.url):
+        explorer.show([("BRZ", "NGDP_R")])
+    explorer.show([("ARG", "NGDP_R")])
+    later = "?country=ARG&indicator=NGDP_R"
+    explorer.wait_drawn(later)
+    held.pop().continue_()
+    page.wait_for_function("() => performance.getEntriesByType('resource').some(e => e.name.includes('/BRZ/NGDP_R'))")
+    holds_for(lambda: page.locator("body").get_attribute("data-drawn") == later, 1)
+    assert page.title().startswith("ARG NGDP_R ·")

@@ -12,6 +12,7 @@
   const facets = new Map(); // facet URL -> its items, read once a page
   let shown = null; // what the chart shows: {years, series}
   let cursorAt = -1; // the index in shown.years of the year under the cursor
+  let latest = 0; // the number of the last show(): an earlier one answered later draws nothing
 
   async function getJSON(url) {
     const response = await fetch(url, { headers: { Accept: "application/json" } });
@@ -159,6 +160,7 @@
   }
 
   async function show(state) {
+    const ticket = ++latest; // an earlier choice still being read must not draw over this one
     const wanted = state.series.filter((each) => each.country && each.indicator);
     if (!wanted.length) {
       $("result").hidden = true;
@@ -168,6 +170,7 @@
     $("message").textContent = "Reading…";
     const answers = await Promise.all(wanted.map((each) => getJSON(
       `${API}/${encodeURIComponent(each.country)}/${encodeURIComponent(each.indicator)}?${yearsQuery(state)}`)));
+    if (ticket !== latest) return; // back and forward faster than the answers: the last choice wins
     const series = [];
     const missing = [];
     wanted.forEach((each, index) => {
