@@ -184,8 +184,16 @@ def test_a_series_is_chosen_drawn_downloaded_compared_and_its_url_reloaded(loade
     assert page.locator("#chart text.x-label").text_content() == "Year"
     assert page.locator("#chart text.y-label").text_content() == "NGDP_R"
 
+    # Every control has a name a screen reader says; the chart is the next stop after Show, by the keyboard.
+    unnamed = page.locator("input, button, a, svg[tabindex]").evaluate_all(
+        "controls => controls.filter(c => !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && "
+        "!c.textContent.trim()).map(c => c.outerHTML)")
+    assert unnamed == []
+
     # The tooltip: the exact value of the year under the cursor, moved with the keys.
-    page.locator("#chart").focus()
+    page.get_by_role("button", name="Show").focus()
+    page.keyboard.press("Tab")
+    expect(page.locator("#chart")).to_be_focused()
     expect(page.locator("#tooltip")).to_have_text("2003BRZ NGDP_R: 198.274")
     page.keyboard.press("End")
     expect(page.locator("#tooltip")).to_have_text("2010BRZ NGDP_R: 251.671")
