@@ -7,12 +7,13 @@
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import { Trend } from 'k6/metrics';
+import { DEFAULT_FILE, readBulkFile } from './lib/bulk_file.js';
 import { JSON_HEADERS } from './lib/headers.js';
 
 const DOMAIN = __ENV.DOMAIN || 'http://127.0.0.1:8080';
-const FILE = __ENV.FILE || '../../data/growth-500kb.json';
+const FILE = __ENV.FILE || DEFAULT_FILE;
 // Sent as read, byte for byte: parsing and re-serialising it would only measure k6.
-const PAYLOAD = open(FILE);
+const PAYLOAD = readBulkFile(() => open(FILE), FILE);
 const RECORD_COUNT = JSON.parse(PAYLOAD).length;
 const MAX_STATUS_POLLS = 200;
 const POLL_INTERVAL_SECONDS = 0.05;

@@ -59,3 +59,13 @@ def test_failed_requests_cross_a_threshold(bulk_file, script):
         domain = f"http://127.0.0.1:{unused.getsockname()[1]}"
         run = k6_run(script, domain, bulk_file, ["--vus", "1", "--iterations", "1", "-e", "SLEEP=0"])
     assert run.returncode == THRESHOLD_CROSSED, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("script", ["bulk_post.js", "challenge_post.js"])
+def test_a_missing_data_file_says_how_to_make_it_without_a_go_stack(tmp_path, script):
+    missing = tmp_path / "growth-500kb.json"
+    run = k6_run(script, "http://127.0.0.1:1", missing, ["--vus", "1", "--iterations", "1"])
+    assert run.returncode != 0
+    assert f"cannot read FILE={missing}" in run.stderr
+    assert "scripts/generate_data.py --records 4537 --indent 4 data/growth-500kb.json" in run.stderr
+    assert "go.k6.io" not in run.stderr, run.stderr
