@@ -63,8 +63,12 @@ class FakeService:
             gevent.sleep(0)  # the body on its way: the other uploads started go on meanwhile, to their POST
             self.in_flight -= 1
             if self.refuse in body:
-                raise upload.LoadFailed(f"POST {base_url}{path} answered 422 Unprocessable Entity: record 0")
+                raise upload.Refused(f"POST {base_url}{path} answered 422 Unprocessable Entity: record 0", 422,
+                                     "record 0")
             self.posts.append((body, dict(headers)))
+            answer = upload.Answer(msg="In progress")
+            answer.location = f"{upload.STATUS_PATH}/{len(self.posts)}"
+            return answer
         if path == upload.SIZE_PATH:
             return {"size": 7}
         jobs = len(self.posts)
@@ -98,7 +102,7 @@ def test_files_upload_concurrently_at_most_concurrency_at_once(service, tmp_path
     assert run_load(*paths, "--concurrency", "3") == 0
     assert (len(service.posts), service.most_in_flight) == (10, 3)
     out = capsys.readouterr().out.splitlines()
-    assert sorted(out[:-1]) == sorted(f"{path}: loaded 1 records" for path in paths)
+    assert sorted(out[:-1]) == sorted(f"{path}: loaded 1 record" for path in paths)
     assert out[-1] == "loaded 10 records from 10 files (status complete, size 7)"
 
 
