@@ -348,20 +348,26 @@ def _request(method, base_url, path, body=None, headers=()):
         raise LoadFailed(f"{method} {url} failed: {_reason(error)}") from None
     finally:
         connection.close()
-    document = _parse_json(data)
     if not 200 <= response.status < 300:
-        message = document.get("msg") if isinstance(document, dict) else None
-        answer = f"{response.status} {response.reason}" + (f": {message}" if message else "")
-        if response.status == http.client.UNAUTHORIZED:
-            answer += f" (give the token with --token or {TOKEN_VARIABLE})"
-        retry_after = response.getheader("Retry-After")
-        raise Refused(f"{method} {url} answered {answer}", response.status, message or "",
-                      int(retry_after) if retry_after and retry_after.isdigit() else None)
+        raise refusal(f"{method} {url}", response, data)
+    document = _parse_json(data)
     if not isinstance(document, dict):
         raise LoadFailed(f"{method} {url} answered with a body that is not a JSON object")
     answer_document = Answer(document)
     answer_document.location = response.getheader("Location") or ""
     return answer_document
+
+
+def refusal(request, response, data):
+    """The Refused of an error answer to ``request`` (``GET URL``), with the server's message."""
+    document = _parse_json(data)
+    message = document.get("msg") if isinstance(document, dict) else None
+    answer = f"{response.status} {response.reason}" + (f": {message}" if message else "")
+    if response.status == http.client.UNAUTHORIZED:
+        answer += f" (give the token with --token or {TOKEN_VARIABLE})"
+    retry_after = response.getheader("Retry-After")
+    return Refused(f"{request} answered {answer}", response.status, message or "",
+                   int(retry_after) if retry_after and retry_after.isdigit() else None)
 
 
 def _parse_json(data):
@@ -381,20 +387,20 @@ class ProgressBar:
 
     def __init__(self, stream, total, label=""):
         self._stream = stream
-        self._total = total
+        self.total = total
         self._prefix = f"{label}: " if label else ""
         # Several files' bars share the stream: labelled lines then, not one line redrawn in place.
         self._in_place = stream.isatty() and not label
         self._last_mark = None
 
     def show(self, done):
-        fraction = done / self._total if self._total else 1.0
+        fraction = done / self.total if self.total else 1.0
         mark = done if self._in_place else int(fraction * PLAIN_STEPS)
         if mark == self._last_mark:
             return
         self._last_mark = mark
         filled = int(fraction * BAR_WIDTH)
-        line = f"{self._prefix}[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self._total} records"
+        line = f"{self._prefix}[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} records"
         self._stream.write(f"\r{line}" if self._in_place else f"{line}\n")
         self._stream.flush()
 
