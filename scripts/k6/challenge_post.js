@@ -13,6 +13,7 @@ import http from 'k6/http';
 import { SharedArray } from 'k6/data';
 import { DEFAULT_FILE, readBulkFile } from './lib/bulk_file.js';
 import { JSON_HEADERS } from './lib/headers.js';
+import { thresholds } from './lib/thresholds.js';
 
 const DOMAIN = __ENV.DOMAIN || 'http://127.0.0.1:8080';
 const FILE = __ENV.FILE || DEFAULT_FILE;
@@ -23,9 +24,9 @@ export const options = {
   vus: 10,
   duration: '1m',
   summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(95)', 'p(99)', 'count'],
-  thresholds: {
+  thresholds: thresholds({}, {
     http_req_duration: ['avg<100', 'p(95)<200'],
-  },
+  }),
 };
 
 export default function () {

@@ -18,6 +18,8 @@ import pytest
 
 from tests.helpers.support import ROOT, SAMPLE
 
+pytestmark = pytest.mark.serial  # load generators: they load the machine
+
 LOCUST = pathlib.Path(sys.executable).parent / "locust"
 LOCUSTFILE = ROOT / "scripts" / "locustfile.py"
 RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/2002"
