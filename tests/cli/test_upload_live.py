@@ -91,6 +91,18 @@ def test_a_file_over_the_servers_body_limit_is_sent_in_parts_under_the_limit_its
     assert_stored(server, records[-1])
 
 
+@pytest.mark.parametrize("server", [{"GROWTH_BULK_MAX_RECORDS": "1000"}], indirect=True)
+def test_a_file_over_the_servers_records_per_load_is_sent_in_parts_of_that_many(server, tmp_path):
+    bulk_file = tmp_path / "many.csv"
+    write_records(bulk_file, generate(PARTED_RECORDS, seed=14))
+
+    result = run_upload(bulk_file, "--url", url_of(server))
+
+    assert result.returncode == 0, result.stderr
+    assert size_of(server) == PARTED_RECORDS
+    assert server.request_json("GET", "/api/v1/growth/post/status")[1]["jobs accepted"] == PARTED_RECORDS // 1000
+
+
 def test_max_body_sets_the_size_of_the_parts(server, tmp_path):
     records = generate(PARTED_RECORDS, seed=8)
     bulk_file = tmp_path / "big.json"
