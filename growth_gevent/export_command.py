@@ -11,7 +11,7 @@ import http.client
 import sys
 import urllib.parse
 
-from .upload import DEFAULT_URL, REQUEST_SECONDS, LoadFailed, ProgressBar, _base_url, _reason, _request, refusal
+from .upload import DEFAULT_URL, REQUEST_SECONDS, LoadFailed, ProgressBar, reason, refusal, request_json, service_url
 
 EXPORT_PATH = "/api/v1/growth/export"
 LIST_PATH = "/api/v1/growth"
@@ -36,7 +36,7 @@ def add_arguments(parser):
     parser.add_argument("--year", help="only this year")
     parser.add_argument("--from", dest="first", metavar="YEAR", help="from this year on")
     parser.add_argument("--to", dest="last", metavar="YEAR", help="up to this year")
-    parser.add_argument("--url", type=_base_url, default=DEFAULT_URL,
+    parser.add_argument("--url", type=service_url, default=DEFAULT_URL,
                         help=f"the service's base URL (default: {DEFAULT_URL})")
 
 
@@ -51,7 +51,7 @@ def run(args, out=None, err=None):
     try:
         bar = None
         if err.isatty():
-            total = _request("GET", args.url, f"{LIST_PATH}?{urllib.parse.urlencode({**filters, 'limit': 1})}")
+            total = request_json("GET", args.url, f"{LIST_PATH}?{urllib.parse.urlencode({**filters, 'limit': 1})}")
             bar = ProgressBar(err, total["total"])
         _copy(args.url, f"{EXPORT_PATH}?{urllib.parse.urlencode({**filters, 'format': args.format})}", out,
               *_RECORD_MARKS[args.format], bar)
@@ -78,7 +78,7 @@ def _copy(base_url, path, out, mark, header_marks, bar):
             connection.request("GET", parts.path + path)
             response = connection.getresponse()
         except (OSError, http.client.HTTPException) as error:
-            raise LoadFailed(f"cannot reach the service at {base_url}: {_reason(error)}") from None
+            raise LoadFailed(f"cannot reach the service at {base_url}: {reason(error)}") from None
         if response.status != http.client.OK:
             raise refusal(f"GET {url}", response, response.read())
         try:
@@ -93,7 +93,7 @@ def _copy(base_url, path, out, mark, header_marks, bar):
             if isinstance(error, BrokenPipeError):
                 raise
             why = "the connection closed before its end" if isinstance(error, http.client.IncompleteRead) else \
-                _reason(error)
+                reason(error)
             raise LoadFailed(f"the export was cut off after {written} bytes: {why}; what was written is not the "
                              f"whole export") from None
         out.flush()

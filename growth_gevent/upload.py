@@ -73,7 +73,7 @@ def add_arguments(parser):
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="a JSON array of Country/Indicator/Value/Year records, NDJSON (one a line, as export "
                              f"writes it) or CSV; {STDIN} reads standard input")
-    parser.add_argument("--url", type=_base_url, default=DEFAULT_URL,
+    parser.add_argument("--url", type=service_url, default=DEFAULT_URL,
                         help=f"the service's base URL (default: {DEFAULT_URL})")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"seconds to wait for each file to be applied (default: {DEFAULT_TIMEOUT:g})")
@@ -129,7 +129,8 @@ def run(args):
     if not loaded:
         return FAILED
     try:
-        state, size = _request("GET", args.url, STATUS_PATH)["msg"], _request("GET", args.url, SIZE_PATH)["size"]
+        state = request_json("GET", args.url, STATUS_PATH)["msg"]
+        size = request_json("GET", args.url, SIZE_PATH)["size"]
     except LoadFailed as error:
         print(f"error: {error}", file=sys.stderr)
         return FAILED
@@ -167,7 +168,7 @@ def count_records(body, file_format):
     return sum(1 for row in rows if row) - 1
 
 
-def _base_url(text):
+def service_url(text):
     parts = urllib.parse.urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise argparse.ArgumentTypeError(f"not an http:// or https:// URL: {text!r}")
@@ -268,7 +269,7 @@ class Upload:
             body, headers["Content-Encoding"] = gzip.compress(body, GZIP_LEVEL), "gzip"
         while True:
             try:
-                answer = _request("POST", self._url, BULK_PATH, body, headers)
+                answer = request_json("POST", self._url, BULK_PATH, body, headers)
                 break
             except Refused as refused:
                 wait = refused.retry_after
@@ -312,11 +313,11 @@ def _job_status(base_url, job):
     """A job's status document; a job the server no longer keeps (a thousand later jobs) is applied when
     the server has applied as many jobs."""
     try:
-        return _request("GET", base_url, f"{STATUS_PATH}/{job}")
+        return request_json("GET", base_url, f"{STATUS_PATH}/{job}")
     except Refused as refused:
         if refused.status != http.client.NOT_FOUND:
             raise
-    applied = _request("GET", base_url, STATUS_PATH)["jobs applied"] >= job
+    applied = request_json("GET", base_url, STATUS_PATH)["jobs applied"] >= job
     return {"msg": "complete" if applied else "in progress", "count": 0}
 
 
@@ -326,7 +327,7 @@ class Answer(dict):
     location = ""
 
 
-def _request(method, base_url, path, body=None, headers=()):
+def request_json(method, base_url, path, body=None, headers=()):
     """The JSON answer to one request; LoadFailed, with the server's message, on anything else (Refused for
     an error answer)."""
     url = base_url + path
@@ -336,7 +337,7 @@ def _request(method, base_url, path, body=None, headers=()):
         connection = connection_type(parts.netloc, timeout=REQUEST_SECONDS)
         connection.connect()
     except (OSError, http.client.HTTPException) as error:
-        raise LoadFailed(f"cannot reach the service at {base_url}: {_reason(error)}") from None
+        raise LoadFailed(f"cannot reach the service at {base_url}: {reason(error)}") from None
     try:
         try:
             connection.request(method, parts.path, body, dict(headers))
@@ -345,7 +346,7 @@ def _request(method, base_url, path, body=None, headers=()):
         response = connection.getresponse()
         data = response.read()
     except (OSError, http.client.HTTPException) as error:
-        raise LoadFailed(f"{method} {url} failed: {_reason(error)}") from None
+        raise LoadFailed(f"{method} {url} failed: {reason(error)}") from None
     finally:
         connection.close()
     if not 200 <= response.status < 300:
@@ -377,7 +378,7 @@ def _parse_json(data):
         return None
 
 
-def _reason(error):
+def reason(error):
     return getattr(error, "strerror", None) or str(error) or type(error).__name__
 
 

@@ -48,7 +48,7 @@ def test_without_a_terminal_the_bar_is_a_few_lines_however_often_it_is_shown():
 # Several files, the format and the token, with the requests faked: which files went, how many at once.
 
 class FakeService:
-    """What ``upload._request`` would get from a server that takes every POST; the POSTs whose body holds
+    """What ``upload.request_json`` would get from a server that takes every POST; the POSTs whose body holds
     ``refuse`` are refused with a 422, as the server refuses a bad record."""
 
     def __init__(self, refuse=b"\x00"):
@@ -78,7 +78,7 @@ class FakeService:
 @pytest.fixture
 def service(monkeypatch):
     fake = FakeService()
-    monkeypatch.setattr(upload, "_request", fake.request)
+    monkeypatch.setattr(upload, "request_json", fake.request)
     return fake
 
 
@@ -179,6 +179,12 @@ def test_each_file_is_read_when_its_upload_starts_so_only_concurrency_files_are_
             os.remove(second)  # after the check that every file can be read, before its upload reads it
         return service.request(method, base_url, path, body, headers)
 
-    monkeypatch.setattr(upload, "_request", post_then_remove_the_second)
+    monkeypatch.setattr(upload, "request_json", post_then_remove_the_second)
     assert run_load(first, second, "--concurrency", "1") == 3
     assert f"error: {second}: cannot read {second}: No such file or directory" in capsys.readouterr().err
+
+
+def test_stdin_can_be_given_once(service, capsys):
+    assert run_load("-", "-") == 2
+    assert service.posts == []
+    assert "error: - (standard input) can be given once" in capsys.readouterr().err
