@@ -248,13 +248,17 @@ class Upload:
         return LoadFailed(f"{error}; {loaded}. A bulk load replaces records by key: loading the file again is safe")
 
     def _fit(self, refused, size, records=None):
-        """Make the next bodies fit the limit a 413 names: its bytes, or records; else half the size."""
+        """Make the next bodies fit the limit a 413 names, its bytes or records; else (or when that would
+        not make the refused body smaller) half the refused body's size and records."""
+        limits = self._max_bytes, self._max_records
         named_bytes, named_records = _BYTES_LIMIT.search(refused.message), _RECORDS_LIMIT.search(refused.message)
-        if named_bytes:
-            self._max_bytes = min(self._max_bytes, int(named_bytes[1]))
-        elif named_records:
+        if named_bytes and int(named_bytes[1]) < size:
+            self._max_bytes = int(named_bytes[1])
+        elif named_records and records is not None and int(named_records[1]) < records:
+            self._max_records = int(named_records[1])
+        elif named_records and records is None:  # the whole file, its records not counted
             self._max_records = min(self._max_records, int(named_records[1]))
-        else:
+        if (self._max_bytes, self._max_records) == limits:
             self._max_bytes = min(self._max_bytes, size // 2)
             if records:
                 self._max_records = min(self._max_records, max(1, records // 2))
