@@ -1,7 +1,8 @@
 """The command line: ``serve`` (the default: read the settings once, then :func:`growth_gevent.service.build`
-and run the service), ``load`` (upload bulk files) and ``check`` (verify a snapshot and its journal). It
-parses and calls; the environment is the one source of settings, read into a ``Config`` by every command;
-each setting has a ``serve`` flag too, made from ``config.SETTINGS``, which overrides it."""
+and run the service), ``load`` (upload bulk files), ``export`` (download every record) and ``check`` (verify a
+snapshot and its journal). It parses and calls; the environment is the one source of settings, read into a
+``Config`` by every command; each setting has a ``serve`` flag too, made from ``config.SETTINGS``, which
+overrides it."""
 
 import argparse
 import logging
@@ -9,7 +10,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
-from . import __version__, upload
+from . import __version__, export_command, upload
 from .config import SETTINGS, Config, ConfigError, Setting
 from .core.logs import configure_logging
 from .durability import check
@@ -19,7 +20,7 @@ log = logging.getLogger("growth_gevent")
 
 
 PROG = "growth-gevent"
-COMMANDS = ("serve", "load", "check")
+COMMANDS = ("serve", "load", "export", "check")
 _METAVARS = {int: "N", float: "SECONDS", bool: "on/off"}
 
 
@@ -28,6 +29,8 @@ def main(argv: Sequence[str] = (), environ: Mapping[str, str] = os.environ) -> i
     args = parse_command_line(argv)
     if args.command == "load":
         return upload.run(args)
+    if args.command == "export":
+        return export_command.run(args)
     configure_logging()
     if args.command == "check":
         return _check(args, environ)
@@ -41,7 +44,10 @@ def main(argv: Sequence[str] = (), environ: Mapping[str, str] = os.environ) -> i
 
 def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     """``argv`` parsed, ``serve`` when it names no command; ``--help`` and ``--version`` exit here."""
-    return command_line().parse_args(_with_command(list(argv)))
+    parser = command_line()
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:  # serve takes no words
+        parser.error(f"unknown command {argv[0]!r} (commands: {', '.join(COMMANDS)})")
+    return parser.parse_args(_with_command(list(argv)))
 
 
 def command_line() -> argparse.ArgumentParser:
@@ -59,9 +65,15 @@ def command_line() -> argparse.ArgumentParser:
                                   help=_flag_help(setting))
     upload.add_arguments(commands.add_parser(
         "load", help="upload bulk files and wait until they are applied",
-        description="Upload bulk files, JSON or CSV, several at once, and wait until each is applied. Exit 0: "
+        description="Upload bulk files, JSON, NDJSON or CSV (- for stdin), several at once, and wait until each "
+                    "is applied; a file past the body limit goes in several POSTs. Exit 0: "
                     "every file loaded; 1: none; 3: some (stderr names the others); 2: a usage error or a file "
                     "that cannot be read, nothing sent."))
+    export_command.add_arguments(commands.add_parser(
+        "export", help="write every record the filters match to stdout, as it arrives",
+        description="Write every record the filters match to stdout (growth-gevent export > FILE), streamed, with a "
+                    "progress bar on stderr when it is a terminal. Exit 0: all written; 1: an error (stderr says "
+                    "which; what was written is partial); 141: stdout closed early (| head)."))
     check.add_arguments(commands.add_parser(
         "check", help="verify a snapshot and its journal (read-only unless --repair)",
         description="Verify a snapshot and its journal segments, as redis-check-rdb and redis-check-aof do: say "

@@ -1,22 +1,37 @@
 """``growth-gevent load FILE...``: upload bulk files, several at once, follow each until it is applied, print
 the counts.
 
+A file that fits in one bulk POST (``--max-body``, and the server's records per load) is sent as it is, in
+one POST, so it is loaded all-or-nothing, as the bulk POST is. A larger one is cut into parts, one POST
+each (:mod:`.bulk_parts`): the whole file is first checked with the server's own parsers, so that a bad
+record anywhere sends nothing; then the parts are sent one after another, each loaded all-or-nothing, and
+the file as a whole is not: if the server refuses a part for its state (the store full, a restart), the
+parts before it stay loaded, and the message says up to where. A bulk load replaces records by key, so
+loading the file again is safe. A server with a lower limit says it in its ``413``, and the parts are made
+to fit it.
+
 Each file is uploaded by a greenlet running plain blocking client code (http.client, time.sleep), written
 as straight-line code: the command runs under gevent's monkey.patch_all (``__main__``), so the sockets and
 sleeps of ``--concurrency`` uploads wait together instead of one after another.
 """
 
 import argparse
+import collections
 import csv
+import gzip
 import http.client
 import io
 import json
 import os
+import re
 import sys
 import time
 import urllib.parse
 
 import gevent.pool
+
+from .bulk_parts import CONTENT_TYPES, FORMATS, BadFile, BulkFile, format_of
+from .config import DEFAULT_BULK_MAX_RECORDS, DEFAULT_MAX_BODY_BYTES
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT = 300.0
@@ -24,14 +39,19 @@ DEFAULT_CONCURRENCY = 4
 BULK_PATH = "/api/v1/growth"
 STATUS_PATH = "/api/v1/growth/post/status"
 SIZE_PATH = "/api/v1/growth/size"
+STDIN = "-"
 POLL_SECONDS = 0.05
 REQUEST_SECONDS = 60.0
+# gzip's own default: most of the saving at a fraction of level 9's time.
+GZIP_LEVEL = 6
 BAR_WIDTH = 30
 PLAIN_STEPS = 4  # without a terminal the bar is one line per quarter of the load, not one per poll
 # The bearer token for a server that requires one (GROWTH_API_TOKENS), when --token does not give it: the
 # environment is the safer place, since other users of the machine can read arguments in the process list.
 TOKEN_VARIABLE = "GROWTH_API_TOKEN"
-CONTENT_TYPES = {"json": "application/json", "csv": "text/csv"}
+# The limits a 413 names (api/body.py): the body's bytes, or the records of one load.
+_BYTES_LIMIT = re.compile(r"larger than ([0-9]+) bytes")
+_RECORDS_LIMIT = re.compile(r"holds at most ([0-9]+) records")
 # The exit codes (docs/operations.md, Loading files).
 LOADED, FAILED, UNREADABLE, SOME_FAILED = 0, 1, 2, 3
 
@@ -40,16 +60,34 @@ class LoadFailed(Exception):
     """The load cannot go on; the message says why, in words for the user."""
 
 
+class Refused(LoadFailed):
+    """The server answered an error ``status`` (its ``message``, and its Retry-After in seconds if any)."""
+
+    def __init__(self, text, status, message, retry_after=None):
+        super().__init__(text)
+        self.status, self.message, self.retry_after = status, message, retry_after
+
+
 def add_arguments(parser):
     """The ``load`` command's arguments, on the command line's ``load`` parser."""
     parser.add_argument("files", nargs="+", metavar="FILE",
-                        help="a JSON array of Country/Indicator/Value/Year records, or a CSV file of them")
-    parser.add_argument("--url", type=_base_url, default=DEFAULT_URL,
+                        help="a JSON array of Country/Indicator/Value/Year records, NDJSON (one a line, as export "
+                             f"writes it) or CSV; {STDIN} reads standard input")
+    parser.add_argument("--url", type=service_url, default=DEFAULT_URL,
                         help=f"the service's base URL (default: {DEFAULT_URL})")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                        help=f"seconds to wait for each load to be applied (default: {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--format", choices=CONTENT_TYPES,
-                        help="send every FILE as this (default: csv for a name ending in .csv, else json)")
+                        help=f"seconds to wait for each file to be applied (default: {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--format", choices=FORMATS,
+                        help="read every FILE as this (default: by its extension, .csv, .ndjson or .jsonl, .json; "
+                             "else by its first character: [ JSON, { NDJSON, anything else CSV)")
+    parser.add_argument("--max-body", type=_positive_integer, default=DEFAULT_MAX_BODY_BYTES, metavar="BYTES",
+                        help=f"the largest body sent (default: {DEFAULT_MAX_BODY_BYTES}, the server's default "
+                             "GROWTH_MAX_BODY_BYTES; a server with less says so in a 413, and the parts shrink to "
+                             "fit). A larger file is checked whole, then sent as several POSTs, each loaded "
+                             "all-or-nothing but not the file as a whole: docs/operations.md, Loading files")
+    parser.add_argument("--gzip", action="store_true",
+                        help="send each body gzipped (Content-Encoding: gzip): a quarter of the bytes, for a slow "
+                             "link; the server's limit is on the bytes inflated")
     parser.add_argument("--token", help=f"the bearer token, for a server that requires one (default: "
                                         f"${TOKEN_VARIABLE}, which other users cannot read in the process list)")
     parser.add_argument("--concurrency", type=_positive_integer, default=DEFAULT_CONCURRENCY, metavar="N",
@@ -59,9 +97,13 @@ def add_arguments(parser):
 def run(args):
     """Upload ``args.files`` to ``args.url``, ``args.concurrency`` at once; the exit code: 0 every file
     loaded, 1 none, 3 some (stderr names the others), 2 a file unreadable (nothing sent) or a usage error."""
+    if args.files.count(STDIN) > 1:
+        print(f"error: {STDIN} (standard input) can be given once", file=sys.stderr)
+        return UNREADABLE
     for path in args.files:
         try:
-            open(path, "rb").close()  # only opened: each file is read when its upload starts (_read)
+            if path != STDIN:
+                open(path, "rb").close()  # only opened: each file is read when its upload starts (_read)
         except OSError as error:
             print(f"error: {_cannot_read(path, error)}", file=sys.stderr)
             return UNREADABLE
@@ -70,8 +112,8 @@ def run(args):
 
     def attempt(path):
         try:
-            return load(args.url, _read(path), args.format or format_of(path), token, args.timeout,
-                        label=path if several else "")
+            data = _read(path)
+            return Upload(args, token, label=path if several else "").load(data, args.format or format_of(path, data))
         except LoadFailed as error:
             return error
 
@@ -83,22 +125,30 @@ def run(args):
         if isinstance(outcome, LoadFailed):
             print(f"error: {path}: {outcome}", file=sys.stderr)
         elif several:
-            print(f"{path}: loaded {outcome} records")
+            print(f"{path}: loaded {counted(outcome, 'record')}")
     if not loaded:
         return FAILED
     try:
-        state, size = _request("GET", args.url, STATUS_PATH)["msg"], _request("GET", args.url, SIZE_PATH)["size"]
+        state = request_json("GET", args.url, STATUS_PATH)["msg"]
+        size = request_json("GET", args.url, SIZE_PATH)["size"]
     except LoadFailed as error:
         print(f"error: {error}", file=sys.stderr)
         return FAILED
     records = sum(count for _, count in loaded)
-    print(f"loaded {records} records" + (f" from {len(loaded)} files" if several else "")
+    print(f"loaded {counted(records, 'record')}" + (f" from {counted(len(loaded), 'file')}" if several else "")
           + f" (status {state}, size {size})")
     return LOADED if len(loaded) == len(args.files) else SOME_FAILED
 
 
+def counted(number, noun):
+    """``1 record``, ``2 records``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _read(path):
     try:
+        if path == STDIN:
+            return sys.stdin.buffer.read()
         with open(path, "rb") as bulk_file:
             return bulk_file.read()
     except OSError as error:
@@ -107,11 +157,6 @@ def _read(path):
 
 def _cannot_read(path, error):
     return f"cannot read {path}: {error.strerror or error}"
-
-
-def format_of(path):
-    """How a file is sent unless --format says: by its extension, as pandas' to_csv() names it."""
-    return "csv" if path.lower().endswith(".csv") else "json"
 
 
 def count_records(body, file_format):
@@ -123,7 +168,7 @@ def count_records(body, file_format):
     return sum(1 for row in rows if row) - 1
 
 
-def _base_url(text):
+def service_url(text):
     parts = urllib.parse.urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise argparse.ArgumentTypeError(f"not an http:// or https:// URL: {text!r}")
@@ -140,38 +185,155 @@ def _positive_integer(text):
     return number
 
 
-def load(base_url, body, file_format, token, timeout, label=""):
-    """POST ``body`` and wait until its job is applied, showing its progress; return the records in it."""
-    headers = {"Content-Type": CONTENT_TYPES[file_format]}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    _request("POST", base_url, BULK_PATH, body, headers)
-    records = count_records(body, file_format)
-    status = _request("GET", base_url, STATUS_PATH)
-    # The POST does not answer with its job number; the latest accepted job, read right after, is ours
-    # or a later one (another client's, or another file's of this command), and "jobs applied" reaching it
-    # means ours is applied too.
-    job = status["jobs accepted"]
-    bar = ProgressBar(sys.stderr, records, label)
-    deadline = time.monotonic() + timeout
+class Upload:
+    """One file's load: its POSTs, then its jobs followed until applied, with a progress bar."""
+
+    def __init__(self, args, token, label=""):
+        self._url = args.url
+        self._gzip = args.gzip
+        self._max_bytes, self._max_records = args.max_body, DEFAULT_BULK_MAX_RECORDS
+        self._deadline = time.monotonic() + args.timeout
+        self._timeout = args.timeout
+        self._token = token
+        self._label = label
+        # (job, records) accepted and not yet seen applied
+        self._jobs: collections.deque[tuple[int, int]] = collections.deque()
+        self._applied = 0
+
+    def load(self, data, file_format):
+        """Send ``data`` and wait until it is applied; the records in it."""
+        if file_format != "ndjson" and len(data) <= self._max_bytes:
+            try:
+                job = self._post(data, file_format)
+            except Refused as refused:
+                if refused.status != http.client.REQUEST_ENTITY_TOO_LARGE:
+                    raise
+                self._fit(refused, len(data))
+            else:  # counted once the server took it: what it refuses is its to say
+                self._jobs.append((job, count_records(data, file_format)))
+                return self._wait()
+        try:
+            bulk = BulkFile(data, file_format)
+            bulk.check(self._max_bytes, self._max_records)
+        except BadFile as error:
+            raise LoadFailed(f"{error} (nothing was sent)") from None
+        return self._send_parts(bulk)
+
+    def _send_parts(self, bulk):
+        start, sent = 0, False
+        while not sent:
+            sent = True
+            for part in bulk.parts(self._max_bytes, self._max_records, start):
+                try:
+                    self._jobs.append((self._post(part.body, bulk.format), part.records))
+                except Refused as refused:
+                    if refused.status != http.client.REQUEST_ENTITY_TOO_LARGE or part.records == 1:
+                        raise self._stopped(refused, bulk, part.first) from None
+                    self._fit(refused, len(part.body), part.records)
+                    start, sent = part.first, False
+                    break
+                except LoadFailed as error:
+                    raise self._stopped(error, bulk, part.first) from None
+        return self._wait()
+
+    def _stopped(self, error, bulk, first):
+        """The error of a part, saying what the parts before it loaded."""
+        if not first:
+            return error
+        try:
+            self._wait()
+            loaded = f"the {counted(first, 'record')} before {bulk.place(first)} were loaded"
+        except LoadFailed as waiting:
+            loaded = f"the {counted(first, 'record')} before {bulk.place(first)} were accepted ({waiting})"
+        return LoadFailed(f"{error}; {loaded}. A bulk load replaces records by key: loading the file again is safe")
+
+    def _fit(self, refused, size, records=None):
+        """Make the next bodies fit the limit a 413 names, its bytes or records; else (or when that would
+        not make the refused body smaller) half the refused body's size and records."""
+        limits = self._max_bytes, self._max_records
+        named_bytes, named_records = _BYTES_LIMIT.search(refused.message), _RECORDS_LIMIT.search(refused.message)
+        if named_bytes and int(named_bytes[1]) < size:
+            self._max_bytes = int(named_bytes[1])
+        elif named_records and records is not None and int(named_records[1]) < records:
+            self._max_records = int(named_records[1])
+        elif named_records and records is None:  # the whole file, its records not counted
+            self._max_records = min(self._max_records, int(named_records[1]))
+        if (self._max_bytes, self._max_records) == limits:
+            self._max_bytes = min(self._max_bytes, size // 2)
+            if records:
+                self._max_records = min(self._max_records, max(1, records // 2))
+
+    def _post(self, body, file_format):
+        """POST one body; the job it made. A 503 (a full queue) is tried again after its
+        Retry-After, until the deadline."""
+        headers = {"Content-Type": CONTENT_TYPES[file_format]}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        if self._gzip:
+            body, headers["Content-Encoding"] = gzip.compress(body, GZIP_LEVEL), "gzip"
+        while True:
+            try:
+                answer = request_json("POST", self._url, BULK_PATH, body, headers)
+                break
+            except Refused as refused:
+                wait = refused.retry_after
+                if refused.status != http.client.SERVICE_UNAVAILABLE or wait is None:
+                    if self._gzip and refused.status in (http.client.BAD_REQUEST, http.client.UNSUPPORTED_MEDIA_TYPE):
+                        raise Refused(f"{refused} (does the server take gzipped bodies? try without --gzip)",
+                                      refused.status, refused.message) from None
+                    raise
+                if time.monotonic() + wait > self._deadline:
+                    raise
+                time.sleep(wait)
+        return int(answer.location.rsplit("/", 1)[1])
+
+    def _wait(self):
+        """Follow the jobs until each is applied, showing their progress; the records applied."""
+        total = self._applied + sum(records for _, records in self._jobs)
+        bar = ProgressBar(sys.stderr, total, self._label)
+        try:
+            while self._jobs:
+                job, records = self._jobs[0]
+                status = _job_status(self._url, job)
+                if status["msg"] == "complete":
+                    self._applied += records
+                    self._jobs.popleft()
+                    continue
+                if status["msg"] == "failed":
+                    raise LoadFailed(f"the server gave up applying job {job} ({status['count']} of "
+                                     f"{counted(records, 'record')} applied): see its log")
+                bar.show(self._applied + status["count"])
+                if time.monotonic() > self._deadline:
+                    raise LoadFailed(f"the load was accepted but not applied within {self._timeout:g} s "
+                                     f"(job {job}: {status['msg']}, {status['count']} of {records} applied)")
+                time.sleep(POLL_SECONDS)
+            bar.show(total)
+        finally:
+            bar.end()
+        return self._applied
+
+
+def _job_status(base_url, job):
+    """A job's status document; a job the server no longer keeps (a thousand later jobs) is applied when
+    the server has applied as many jobs."""
     try:
-        while status["jobs applied"] < job:
-            # count/total describe the latest accepted job: ours while it is that job and of our size.
-            if status["jobs accepted"] == job and status["total"] == records:
-                bar.show(status["count"])
-            if time.monotonic() > deadline:
-                raise LoadFailed(f"the load was accepted but not applied within {timeout:g} s "
-                                 f"(status {status['msg']}, job {job}, {status['jobs applied']} applied)")
-            time.sleep(POLL_SECONDS)
-            status = _request("GET", base_url, STATUS_PATH)
-        bar.show(records)
-    finally:
-        bar.end()
-    return records
+        return request_json("GET", base_url, f"{STATUS_PATH}/{job}")
+    except Refused as refused:
+        if refused.status != http.client.NOT_FOUND:
+            raise
+    applied = request_json("GET", base_url, STATUS_PATH)["jobs applied"] >= job
+    return {"msg": "complete" if applied else "in progress", "count": 0}
 
 
-def _request(method, base_url, path, body=None, headers=()):
-    """The JSON answer to one request; LoadFailed, with the server's message, on anything else."""
+class Answer(dict):
+    """A JSON answer's document, with the answer's Location header."""
+
+    location = ""
+
+
+def request_json(method, base_url, path, body=None, headers=()):
+    """The JSON answer to one request; LoadFailed, with the server's message, on anything else (Refused for
+    an error answer)."""
     url = base_url + path
     parts = urllib.parse.urlsplit(url)
     connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
@@ -179,7 +341,7 @@ def _request(method, base_url, path, body=None, headers=()):
         connection = connection_type(parts.netloc, timeout=REQUEST_SECONDS)
         connection.connect()
     except (OSError, http.client.HTTPException) as error:
-        raise LoadFailed(f"cannot reach the service at {base_url}: {_reason(error)}") from None
+        raise LoadFailed(f"cannot reach the service at {base_url}: {reason(error)}") from None
     try:
         try:
             connection.request(method, parts.path, body, dict(headers))
@@ -188,19 +350,29 @@ def _request(method, base_url, path, body=None, headers=()):
         response = connection.getresponse()
         data = response.read()
     except (OSError, http.client.HTTPException) as error:
-        raise LoadFailed(f"{method} {url} failed: {_reason(error)}") from None
+        raise LoadFailed(f"{method} {url} failed: {reason(error)}") from None
     finally:
         connection.close()
-    document = _parse_json(data)
     if not 200 <= response.status < 300:
-        message = document.get("msg") if isinstance(document, dict) else None
-        answer = f"{response.status} {response.reason}" + (f": {message}" if message else "")
-        if response.status == http.client.UNAUTHORIZED:
-            answer += f" (give the token with --token or {TOKEN_VARIABLE})"
-        raise LoadFailed(f"{method} {url} answered {answer}")
-    if document is None:
-        raise LoadFailed(f"{method} {url} answered with a body that is not JSON")
-    return document
+        raise refusal(f"{method} {url}", response, data)
+    document = _parse_json(data)
+    if not isinstance(document, dict):
+        raise LoadFailed(f"{method} {url} answered with a body that is not a JSON object")
+    answer_document = Answer(document)
+    answer_document.location = response.getheader("Location") or ""
+    return answer_document
+
+
+def refusal(request, response, data):
+    """The Refused of an error answer to ``request`` (``GET URL``), with the server's message."""
+    document = _parse_json(data)
+    message = document.get("msg") if isinstance(document, dict) else None
+    answer = f"{response.status} {response.reason}" + (f": {message}" if message else "")
+    if response.status == http.client.UNAUTHORIZED:
+        answer += f" (give the token with --token or {TOKEN_VARIABLE})"
+    retry_after = response.getheader("Retry-After")
+    return Refused(f"{request} answered {answer}", response.status, message or "",
+                   int(retry_after) if retry_after and retry_after.isdigit() else None)
 
 
 def _parse_json(data):
@@ -210,7 +382,7 @@ def _parse_json(data):
         return None
 
 
-def _reason(error):
+def reason(error):
     return getattr(error, "strerror", None) or str(error) or type(error).__name__
 
 
@@ -220,20 +392,20 @@ class ProgressBar:
 
     def __init__(self, stream, total, label=""):
         self._stream = stream
-        self._total = total
+        self.total = total
         self._prefix = f"{label}: " if label else ""
         # Several files' bars share the stream: labelled lines then, not one line redrawn in place.
         self._in_place = stream.isatty() and not label
         self._last_mark = None
 
     def show(self, done):
-        fraction = done / self._total if self._total else 1.0
+        fraction = done / self.total if self.total else 1.0
         mark = done if self._in_place else int(fraction * PLAIN_STEPS)
         if mark == self._last_mark:
             return
         self._last_mark = mark
         filled = int(fraction * BAR_WIDTH)
-        line = f"{self._prefix}[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self._total} records"
+        line = f"{self._prefix}[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} records"
         self._stream.write(f"\r{line}" if self._in_place else f"{line}\n")
         self._stream.flush()
 

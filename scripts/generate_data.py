@@ -8,6 +8,7 @@ first value is 183.26, as in the challenge's own files; every (Country, Indicato
 """
 
 import argparse
+import itertools
 import json
 import pathlib
 import random
@@ -29,19 +30,23 @@ FIRST_SERIES = ("BRZ", "NGDP_R", 2002, 183.26)
 
 
 def generate(count, seed):
+    """The first ``count`` records of the seed's dataset; SystemExit saying how many there are when fewer."""
+    records = list(itertools.islice(_every_record(seed), count))
+    if len(records) < count:
+        raise SystemExit(f"at most {len(records)} records can be generated, asked for {count}")
+    return records
+
+
+def _every_record(seed):
     rng = random.Random(seed)
     series = [(c, i) for c in COUNTRIES for i in INDICATORS if (c, i) != FIRST_SERIES[:2]]
     rng.shuffle(series)
     starts = [(FIRST_SERIES[2], FIRST_SERIES[3])]
     starts += [(rng.choice(FIRST_YEARS), round(rng.uniform(1, 1000), 3)) for _ in series]
-    records = []
     for (country, indicator), (first_year, value) in zip([FIRST_SERIES[:2], *series], starts, strict=True):
         for year in range(first_year, LAST_YEAR + 1):
-            if len(records) == count:
-                return records
-            records.append({"Country": country, "Indicator": indicator, "Value": value, "Year": year})
+            yield {"Country": country, "Indicator": indicator, "Value": value, "Year": year}
             value = round(value * rng.uniform(0.95, 1.12), 3)
-    raise SystemExit(f"at most {len(records)} records can be generated, asked for {count}")
 
 
 def main():

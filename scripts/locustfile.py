@@ -12,7 +12,9 @@ another one (FILE=data/growth-3mb.json; relative to the working directory).
 
 With GROWTH_API_TOKEN set in the environment, writes carry it as a bearer token (for a server with
 GROWTH_API_TOKENS). A wrong status code or body is a failure, and any failure makes Locust exit 1. So does
-a request kind whose p95 or p99 exceeds the bounds of the k6 scripts' thresholds (LATENCY_LIMITS_MS).
+a request kind whose p95 or p99 exceeds the bounds of the k6 scripts' thresholds (LATENCY_LIMITS_MS),
+unless LATENCY_LIMITS=off: a run that checks what is answered, not how fast (the test suite's smoke run,
+on a machine busy with other work; speed is the bench's to measure).
 """
 
 import json
@@ -37,6 +39,7 @@ POLL_INTERVAL_SECONDS = 0.05
 # (p95, p99) in milliseconds by request method, the same bounds as the k6 scripts' thresholds.
 LATENCY_LIMITS_MS = {"POST": (1000, 2000), "BULK": (5000, 10000)}
 DEFAULT_LATENCY_LIMITS_MS = (100, 250)
+CHECK_LATENCY = os.environ.get("LATENCY_LIMITS", "on") != "off"
 log = logging.getLogger("locustfile")
 
 
@@ -141,6 +144,8 @@ def warn_without_bulk_file(environment, **_kwargs):
 
 @events.quitting.add_listener
 def fail_on_slow_requests(environment, **_kwargs):
+    if not CHECK_LATENCY:
+        return
     for entry in environment.stats.entries.values():
         p95_limit, p99_limit = LATENCY_LIMITS_MS.get(entry.method, DEFAULT_LATENCY_LIMITS_MS)
         p95 = entry.get_response_time_percentile(0.95)

@@ -72,7 +72,9 @@ def sh_lines(text):
 
 
 def our_arguments(words):
-    """The arguments of a ``growth-gevent`` or ``python -m growth_gevent`` command; None for another."""
+    """The arguments of a ``growth-gevent`` or ``python -m growth_gevent`` command, up to a redirection or
+    pipe; None for another."""
+    words = words[:next((at for at, word in enumerate(words) if word in ("|", ">", "<", "&&")), len(words))]
     if words[:1] == ["growth-gevent"]:
         return words[1:]
     if words[:1] and words[0].endswith("python") and words[1:3] == ["-m", "growth_gevent"]:

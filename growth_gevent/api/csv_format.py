@@ -19,6 +19,7 @@ MEDIA_TYPE = "text/csv"
 # RFC 4180's default charset is US-ASCII: names may be any Unicode, so say what the bytes are.
 CONTENT_TYPE = "text/csv; charset=utf-8"
 COLUMNS = ("Country", "Indicator", "Value", "Year")
+_LOWER_COLUMNS = tuple(name.lower() for name in COLUMNS)
 # JSON's number grammar (RFC 8259), so that a CSV value is read as the same JSON body would be: float()
 # alone would also take "nan", "inf", " 1", "1_0" and other scripts' digits.
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -26,12 +27,13 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _YEAR_CHARS = len(str(-MAX_YEAR))
 _BOM = "\ufeff"
 _SPECIAL = re.compile('[",\r\n]')
-# OWASP's "CSV injection": a cell beginning with one of these is a formula to a spreadsheet. A cell begins
-# where a name does, or after a ';', where a spreadsheet whose locale splits at semicolons starts one
-# (quotes there open a quoted cell). Such a trigger gets one more apostrophe before it (a spreadsheet shows
-# '=X as the text =X); apostrophes already there count in, so that reading back removes exactly one.
-_FORMULA = re.compile("(^|;)(\"*)('*[-=+@\t\r])")
-_ESCAPED_FORMULA = re.compile("(^|;)(\"*)'('*[-=+@\t\r])")
+# OWASP's "CSV injection": a cell beginning with one of these is a formula to a spreadsheet, after any
+# whitespace too (LibreOffice trims it, and evaluates " =1+1"). A cell begins where a name does, or after a
+# ';', where a spreadsheet whose locale splits at semicolons starts one (quotes there open a quoted cell).
+# Such a cell gets one more apostrophe at its start (a spreadsheet shows '=X as the text =X); apostrophes
+# already there count in, so that reading back removes exactly one.
+_FORMULA = re.compile("(^|;)(\"*)('*\\s*[-=+@\t\r])")
+_ESCAPED_FORMULA = re.compile("(^|;)(\"*)'('*\\s*[-=+@\t\r])")
 HEADER = ",".join(COLUMNS) + "\r\n"
 
 Key = tuple[str, str, int]
@@ -56,7 +58,7 @@ def parse_records(text: str, pause: Callable[[], None] | None = None) -> list[tu
     """Validate a CSV bulk body; return ``[(key, value), ...]`` in row order, as the JSON body's
     ``records.parse_records`` does.
 
-    The header row is required and names the columns Country, Indicator, Value and Year, in any order
+    The header row is required and names the columns Country, Indicator, Value and Year, in any order and case
     (other columns are ignored, like extra fields of a JSON record). Value and Year are read as JSON
     reads a number; a leading byte order mark (Excel's "CSV UTF-8") and blank lines are skipped.
     Rows are numbered as a spreadsheet shows them, the header being row 1. All-or-nothing: the first
@@ -91,11 +93,12 @@ def parse_records(text: str, pause: Callable[[], None] | None = None) -> list[tu
 
 
 def _columns(header: list[str]) -> tuple[int, ...]:
-    """Where each of COLUMNS is, in their order."""
-    if sorted(name for name in header if name in COLUMNS) != sorted(COLUMNS):
+    """Where each of COLUMNS is, in their order, named in any case (as the filters are: ``country`` too)."""
+    names = [name.lower() for name in header]
+    if sorted(name for name in names if name in _LOWER_COLUMNS) != sorted(_LOWER_COLUMNS):
         raise InvalidRecord(f"the header row must name each of the columns {', '.join(COLUMNS)} once; "
                             f"row 1 is {','.join(header)[:200]!r}")
-    return tuple(header.index(name) for name in COLUMNS)
+    return tuple(names.index(name) for name in _LOWER_COLUMNS)
 
 
 def _name(names: dict[str, str], field: str, raw: str, row: int) -> str:

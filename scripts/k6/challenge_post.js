@@ -11,20 +11,22 @@
 // http_req_failed, which the published script does not gate on, and scripts/bench reports their share.
 import http from 'k6/http';
 import { SharedArray } from 'k6/data';
+import { DEFAULT_FILE, readBulkFile } from './lib/bulk_file.js';
 import { JSON_HEADERS } from './lib/headers.js';
+import { thresholds } from './lib/thresholds.js';
 
 const DOMAIN = __ENV.DOMAIN || 'http://127.0.0.1:8080';
-const FILE = __ENV.FILE || '../../data/growth-500kb.json';
-const records = new SharedArray('growth', () => JSON.parse(open(FILE)));
+const FILE = __ENV.FILE || DEFAULT_FILE;
+const records = new SharedArray('growth', () => JSON.parse(readBulkFile(() => open(FILE), FILE)));
 const PARAMS = { headers: JSON_HEADERS };
 
 export const options = {
   vus: 10,
   duration: '1m',
   summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(95)', 'p(99)', 'count'],
-  thresholds: {
+  thresholds: thresholds({}, {
     http_req_duration: ['avg<100', 'p(95)<200'],
-  },
+  }),
 };
 
 export default function () {

@@ -76,7 +76,11 @@ class TestParse:
     def test_the_header_alone_is_no_records(self):
         assert parse_records(HEADER) == []
 
-    @pytest.mark.parametrize("header", ["", "Country,Indicator,Value", "country,indicator,value,year",
+    def test_the_header_names_the_columns_in_any_case_as_the_filters_take_names(self):
+        text = "YEAR,country,Indicator,vALUE\n2002,brz,ngdp_r,183.26\n"
+        assert parse_records(text) == [(("BRZ", "NGDP_R", 2002), 183.26)]
+
+    @pytest.mark.parametrize("header", ["", "Country,Indicator,Value", "Country,Indicator,Value,Year,year",
                                         "Country,Indicator,Value,Year,Year", "A,B,1,2002"])
     def test_a_header_without_each_column_once_is_refused(self, header):
         with pytest.raises(InvalidRecord) as refused:
@@ -274,7 +278,8 @@ def evaluated(body):
     """The cells a spreadsheet would take for a formula, splitting at commas or (some locales) semicolons;
     a number is a number, not a formula."""
     return [cell for separator in ",;" for cell in cells(body, separator)
-            if cell.startswith(TRIGGERS) and not csv_format._NUMBER.fullmatch(cell)]
+            if (cell.startswith(TRIGGERS) or cell.lstrip().startswith(TRIGGERS[:4]))  # LibreOffice trims spaces
+            and not csv_format._NUMBER.fullmatch(cell)]
 
 
 class TestFormulas:
@@ -283,6 +288,8 @@ class TestFormulas:
         ("-2+3", "\"'-2+3\""), ("-", "\"'-\""), ("'=X", "\"''=X\""), ("=A,B", "\"'=A,B\""),
         ('=HYPERLINK("X")', '"\'=HYPERLINK(""X"")"'), ("A;=CMD|'/C CALC'!A0", "\"A;'=CMD|'/C CALC'!A0\""),
         ('A;"=1+1', '"A;""\'=1+1"'), ("'A", "'A"), ("A-B", "A-B"), ("A=B", "A=B"),
+        (" =1+1", "\"' =1+1\""), ("\u00a0 @X", "\"'\u00a0 @X\""), ("' =X", "\"'' =X\""), ("A; -1", "\"A;' -1\""),
+        (" A", " A"),
     ])
     def test_a_name_a_spreadsheet_would_evaluate_is_written_after_an_apostrophe_and_quoted(self, name, field):
         body = write([((name, "NGDP_R", 2000), -2.5)])
@@ -293,14 +300,15 @@ class TestFormulas:
         assert write([(("A", "B", -5), -2.5), (("A", "B", -4), -1e-5)]) == (
             HEADER + "A,B,-2.5,-5\r\nA,B,-1e-5,-4\r\n").encode()
 
-    @pytest.mark.parametrize("name", [*ATTACKS, "-", "'=X", "''+Y", "'A", "''", "A;'-B", 'A;"\'=1', "=A;=B"])
+    @pytest.mark.parametrize("name", [*ATTACKS, "-", "'=X", "''+Y", "'A", "''", "A;'-B", 'A;"\'=1', "=A;=B", " =1+1",
+                                      "' =X", " '=X", "A; -1"])
     def test_what_is_written_reads_back_exactly(self, name):
         records = [((name, name, 2000), -2.5)]
         assert parse_records(write(records).decode()) == records
 
     @pytest.mark.parametrize("field, name", [
         ("'=SUM(1+1)", "=SUM(1+1)"), ("''=X", "'=X"), ("'A", "'A"), ("''", "''"), ("A;'-B", "A;-B"),
-        ("=SUM(1+1)", "=SUM(1+1)"), ("-2+3", "-2+3"),
+        ("=SUM(1+1)", "=SUM(1+1)"), ("-2+3", "-2+3"), ("' =1+1", " =1+1"), (" '=1", " '=1"),
     ])
     def test_a_bulk_row_reads_an_apostrophe_before_a_formula_as_a_spreadsheet_does(self, field, name):
         assert parse_records(HEADER + f"{field},B,1,1\r\n") == [((name, "B", 1), 1)]

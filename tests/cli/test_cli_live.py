@@ -25,6 +25,14 @@ def test_help_and_version_of_the_real_entry_point_exit_0_without_serving(command
     assert "listening on" not in result.stderr
 
 
+def test_an_unknown_command_word_is_named_not_taken_for_serve():
+    result = subprocess.run([sys.executable, "-m", "growth_gevent", "lod", "x"], cwd=ROOT, env={"PORT": "0"},
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "error: unknown command 'lod' (commands: serve, load, export, check)" in result.stderr
+    assert "unrecognized arguments" not in result.stderr and "listening on" not in result.stderr
+
+
 @pytest.mark.parametrize("name, raw", [("PORT", "abc"), ("GROWTH_MAX_BODY_BYTES", "-5"),
                                        ("GROWTH_ACCESS_LOG", "sometimes")])
 def test_a_bad_setting_stops_start_up(name, raw):

@@ -48,7 +48,7 @@ def test_without_a_terminal_the_bar_is_a_few_lines_however_often_it_is_shown():
 # Several files, the format and the token, with the requests faked: which files went, how many at once.
 
 class FakeService:
-    """What ``upload._request`` would get from a server that takes every POST; the POSTs whose body holds
+    """What ``upload.request_json`` would get from a server that takes every POST; the POSTs whose body holds
     ``refuse`` are refused with a 422, as the server refuses a bad record."""
 
     def __init__(self, refuse=b"\x00"):
@@ -63,8 +63,12 @@ class FakeService:
             gevent.sleep(0)  # the body on its way: the other uploads started go on meanwhile, to their POST
             self.in_flight -= 1
             if self.refuse in body:
-                raise upload.LoadFailed(f"POST {base_url}{path} answered 422 Unprocessable Entity: record 0")
+                raise upload.Refused(f"POST {base_url}{path} answered 422 Unprocessable Entity: record 0", 422,
+                                     "record 0")
             self.posts.append((body, dict(headers)))
+            answer = upload.Answer(msg="In progress")
+            answer.location = f"{upload.STATUS_PATH}/{len(self.posts)}"
+            return answer
         if path == upload.SIZE_PATH:
             return {"size": 7}
         jobs = len(self.posts)
@@ -74,7 +78,7 @@ class FakeService:
 @pytest.fixture
 def service(monkeypatch):
     fake = FakeService()
-    monkeypatch.setattr(upload, "_request", fake.request)
+    monkeypatch.setattr(upload, "request_json", fake.request)
     return fake
 
 
@@ -98,7 +102,7 @@ def test_files_upload_concurrently_at_most_concurrency_at_once(service, tmp_path
     assert run_load(*paths, "--concurrency", "3") == 0
     assert (len(service.posts), service.most_in_flight) == (10, 3)
     out = capsys.readouterr().out.splitlines()
-    assert sorted(out[:-1]) == sorted(f"{path}: loaded 1 records" for path in paths)
+    assert sorted(out[:-1]) == sorted(f"{path}: loaded 1 record" for path in paths)
     assert out[-1] == "loaded 10 records from 10 files (status complete, size 7)"
 
 
@@ -175,6 +179,12 @@ def test_each_file_is_read_when_its_upload_starts_so_only_concurrency_files_are_
             os.remove(second)  # after the check that every file can be read, before its upload reads it
         return service.request(method, base_url, path, body, headers)
 
-    monkeypatch.setattr(upload, "_request", post_then_remove_the_second)
+    monkeypatch.setattr(upload, "request_json", post_then_remove_the_second)
     assert run_load(first, second, "--concurrency", "1") == 3
     assert f"error: {second}: cannot read {second}: No such file or directory" in capsys.readouterr().err
+
+
+def test_stdin_can_be_given_once(service, capsys):
+    assert run_load("-", "-") == 2
+    assert service.posts == []
+    assert "error: - (standard input) can be given once" in capsys.readouterr().err

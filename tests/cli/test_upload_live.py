@@ -2,11 +2,14 @@
 names these tests share with those in process come from tests/cli/test_upload.py."""
 
 import csv
+import gzip
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -18,6 +21,8 @@ from tests.cli.test_upload import RECORDS
 from tests.helpers.support import ROOT, SAMPLE
 
 TOKEN = "upload-token-0123456789abcdef"
+# Enough records for a file of several parts under a 50-100 kB body limit.
+PARTED_RECORDS = 5000
 
 
 def test_a_load_is_applied_before_the_upload_reports_it(server, tmp_path):
@@ -69,16 +74,97 @@ def test_a_file_that_is_not_json_is_the_servers_400_message(server, tmp_path):
 
 
 @pytest.mark.parametrize("server", [{"GROWTH_MAX_BODY_BYTES": "100000"}], indirect=True)
-def test_a_file_over_the_body_limit_is_the_servers_413_message(server, tmp_path):
+def test_a_file_over_the_servers_body_limit_is_sent_in_parts_under_the_limit_its_413_names(server, tmp_path):
+    records = generate(PARTED_RECORDS, seed=7)
     bulk_file = tmp_path / "big.json"
-    # Megabytes more than socket buffers hold: the server answers 413 and closes while the upload is
-    # still sending, and the upload must still read that answer.
-    bulk_file.write_text(json.dumps(generate(42450, seed=7) * 4))
+    # Indented, as the challenge's files are: the parts keep each record's bytes as in the file.
+    bulk_file.write_text(json.dumps(records, indent=4))
+    assert bulk_file.stat().st_size > 4 * 100000
 
     result = run_upload(bulk_file, "--url", url_of(server))
 
-    assert_refused_by_the_server(result, "413", "request body is larger than 100000 bytes")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"loaded {PARTED_RECORDS} records (status complete, size {PARTED_RECORDS})\n"
+    assert size_of(server) == PARTED_RECORDS
+    # The whole file's 413, then one job per part: the server took no body over its limit.
+    assert server.request_json("GET", "/api/v1/growth/post/status")[1]["jobs accepted"] > 4
+    assert_stored(server, records[-1])
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_BULK_MAX_RECORDS": "1000"}], indirect=True)
+def test_a_file_over_the_servers_records_per_load_is_sent_in_parts_of_that_many(server, tmp_path):
+    bulk_file = tmp_path / "many.csv"
+    write_records(bulk_file, generate(PARTED_RECORDS, seed=14))
+
+    result = run_upload(bulk_file, "--url", url_of(server))
+
+    assert result.returncode == 0, result.stderr
+    assert size_of(server) == PARTED_RECORDS
+    assert server.request_json("GET", "/api/v1/growth/post/status")[1]["jobs accepted"] == PARTED_RECORDS // 1000
+
+
+def test_max_body_sets_the_size_of_the_parts(server, tmp_path):
+    records = generate(PARTED_RECORDS, seed=8)
+    bulk_file = tmp_path / "big.json"
+    bulk_file.write_text(json.dumps(records))
+
+    result = run_upload(bulk_file, "--url", url_of(server), "--max-body", "50000")
+
+    assert result.returncode == 0, result.stderr
+    jobs = server.request_json("GET", "/api/v1/growth/post/status")[1]["jobs accepted"]
+    assert jobs == -(-bulk_file.stat().st_size // 50000) or jobs == -(-bulk_file.stat().st_size // 50000) + 1
+    assert size_of(server) == PARTED_RECORDS
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_BODY_BYTES": "50000"}], indirect=True)
+@pytest.mark.parametrize("name", ["big.json", "big.csv", "big.ndjson"])
+def test_a_bad_record_anywhere_in_a_file_sent_in_parts_sends_nothing_and_is_named_in_the_file(server, tmp_path,
+                                                                                             name):
+    records = generate(PARTED_RECORDS, seed=9)
+    records[4000]["Year"] = "y2005"  # not an integer in any format
+    bulk_file = tmp_path / name
+    write_records(bulk_file, records)
+
+    result = run_upload(bulk_file, "--url", url_of(server))
+
+    place = {"big.json": "record 4000", "big.csv": "row 4002", "big.ndjson": "line 4001"}[name]
+    assert result.returncode == 1
+    assert f"{place}: Year must be an integer (nothing was sent)" in result.stderr, result.stderr
     assert size_of(server) == 0
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_MAX_BODY_BYTES": "50000", "GROWTH_MAX_RECORDS": "3000"}], indirect=True)
+def test_a_part_the_server_refuses_for_its_state_says_which_records_the_parts_before_it_loaded(server, tmp_path):
+    """Not all-or-nothing: the store holds 3,000 records; the parts before the one that would pass it stay."""
+    bulk_file = tmp_path / "big.json"
+    bulk_file.write_text(json.dumps(generate(PARTED_RECORDS, seed=10)))
+
+    result = run_upload(bulk_file, "--url", url_of(server))
+
+    assert result.returncode == 1
+    stored = size_of(server)
+    assert 0 < stored <= 3000
+    assert "507" in result.stderr
+    assert (f"the {stored} records before record {stored} were loaded. A bulk load replaces records by key: "
+            "loading the file again is safe") in result.stderr, result.stderr
+
+
+def test_an_ndjson_export_loads_from_its_file_or_stdin_and_a_csv_from_stdin(server, tmp_path):
+    records = generate(1000, seed=12)
+    ndjson = tmp_path / "export.ndjson"
+    write_records(ndjson, records)
+    csv_text = "country,INDICATOR,Value,year\n" + "".join(f"LOWER,HEADER,{year / 4},{year}\n" for year in range(50))
+
+    from_file = run_upload(ndjson, "--url", url_of(server))
+    from_stdin = run_upload("-", "--url", url_of(server), input=ndjson.read_text())
+    csv_from_stdin = run_upload("-", "--url", url_of(server), input=csv_text)
+
+    for result, count in ((from_file, 1000), (from_stdin, 1000), (csv_from_stdin, 50)):
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"loaded {count} records ")
+    assert size_of(server) == 1050
+    assert_stored(server, records[-1])
+    assert server.request_json("GET", "/api/v1/growth/LOWER/HEADER/49")[1]["Value"] == 12.25
 
 
 @pytest.mark.parametrize("server", [{"GROWTH_API_TOKENS": TOKEN}], indirect=True)
@@ -158,7 +244,7 @@ def test_of_several_files_the_refused_one_is_named_and_the_others_loaded(server,
     assert result.returncode == 3
     assert f"error: {bad}: POST {url_of(server)}/api/v1/growth answered 422" in result.stderr
     assert result.stdout.splitlines() == [f"{good}: loaded 10 records",
-                                          "loaded 10 records from 1 files (status complete, size 10)"]
+                                          "loaded 10 records from 1 file (status complete, size 10)"]
 
 
 def test_an_unreachable_service_is_a_clear_message():
@@ -198,11 +284,88 @@ def server(request, deployment):
     live.stop()
 
 
-def run_upload(*arguments, **env):
-    """``load`` with ``arguments`` (files and flags), in a process of its own."""
+class GzipService(BaseHTTPRequestHandler):
+    """A stand-in for a server that takes gzipped bulk bodies: it keeps each POST's headers and inflated body,
+    and says every job is applied."""
+
+    posts: list = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        self.posts.append((dict(self.headers), body))
+        self._json(202, {"msg": "In progress"}, Location=f"/api/v1/growth/post/status/{len(self.posts)}")
+
+    def do_GET(self):
+        jobs = len(self.posts)
+        self._json(200, {"size": 9} if self.path.endswith("/size") else
+                   {"msg": "complete", "count": 9, "total": 9, "jobs accepted": jobs, "jobs applied": jobs})
+
+    def _json(self, status, document, **headers):
+        data = json.dumps(document).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", "Content-Length": len(data), **headers}.items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_gzip_sends_each_body_gzipped_with_its_content_encoding(tmp_path):
+    bulk_file = tmp_path / "big.json"
+    records = generate(PARTED_RECORDS, seed=13)
+    bulk_file.write_text(json.dumps(records))
+    stub = ThreadingHTTPServer(("127.0.0.1", 0), GzipService)
+    GzipService.posts = []
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    try:
+        result = run_upload(bulk_file, "--url", f"http://127.0.0.1:{stub.server_port}", "--gzip",
+                            "--max-body", "100000")
+    finally:
+        stub.shutdown()
+        stub.server_close()
+    assert result.returncode == 0, result.stderr
+    assert len(GzipService.posts) > 1
+    assert all(headers["Content-Encoding"] == "gzip" and len(body) <= 100000 for headers, body in GzipService.posts)
+    assert [record for _, body in GzipService.posts for record in json.loads(body)] == records
+
+
+@pytest.mark.xfail(strict=True, reason="the server takes gzipped bulk bodies once that branch merges; until then "
+                                       "it answers 400 and load says to try without --gzip")
+def test_gzip_loads_into_the_server(server):
+    result = run_upload(SAMPLE, "--url", url_of(server), "--gzip")
+    assert "try without --gzip" not in result.stderr
+    assert result.returncode == 0, result.stderr
+    assert size_of(server) == 9
+
+
+def run_upload(*arguments, input=None, **env):
+    """``load`` with ``arguments`` (files and flags), in a process of its own; ``input`` its stdin."""
     return subprocess.run([sys.executable, "-m", "growth_gevent", "load", *map(str, arguments)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, **env},
-                          check=False)
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, **env},
+                          check=False, input=input)
+
+
+def write_records(path, records):
+    """``records`` in the format the name of ``path`` says: .csv, .ndjson, else a JSON array."""
+    if path.suffix == ".csv":
+        with path.open("w", newline="") as out:
+            writer = csv.DictWriter(out, ["Country", "Indicator", "Value", "Year"])
+            writer.writeheader()
+            writer.writerows(records)
+    elif path.suffix == ".ndjson":
+        path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    else:
+        path.write_text(json.dumps(records))
+
+
+def assert_stored(server, record):
+    status, body = server.request_json("GET", f"/api/v1/growth/{record['Country']}/{record['Indicator']}/"
+                                              f"{record['Year']}")
+    assert (status, body["Value"]) == (200, record["Value"])
 
 
 def url_of(server):

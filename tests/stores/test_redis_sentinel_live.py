@@ -66,6 +66,35 @@ def test_the_store_follows_a_failover_with_a_sentinel_down_and_the_old_primary_b
         store.close()
 
 
+def test_a_failover_is_a_line_per_event_however_many_requests_fail_and_a_new_primary_not_a_restart(group, caplog):
+    caplog.set_level(logging.INFO, logger="growth_gevent")
+    store = open_store(group)
+    failed = []
+
+    def answers():
+        gevent.sleep(0.005)  # a request every few ms, as a busy server makes them
+        error = unavailable(lambda: store.get(KEY))
+        if error is not None:
+            failed.append(error)
+        return error is None
+
+    try:
+        store.ping()
+        store.put(KEY, 1)
+        old = group.primary()
+        old.stop()  # SIGKILL
+        assert wait_for(answers, FAILOVER_SECONDS)
+        # The watch of Redis's data, every 2 s, sees the new primary's run id.
+        assert wait_for(lambda: gevent.sleep(0.05) or "new primary" in caplog.text, FAILOVER_SECONDS)
+    finally:
+        store.close()
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(failed) > 20
+    assert len([line for line in lines if "given up" in line]) == 1, lines
+    assert len([line for line in lines if line.startswith("Redis primary of 'growth' changed")]) == 1, lines
+    assert not [line for line in lines if "restarted" in line], lines
+
+
 def values_through(server):
     def read(path):
         status, body = server.request("GET", path)

@@ -12,10 +12,13 @@ the table of what each replica count and ``appendfsync`` lose in which failure, 
 
 Redis losing its data (restarted without persistence, or with its files lost; flushed) is noticed with
 a marker: a key holding a random token, set when absent. A marker that changed or vanished since the
-last check means the keys written before are gone; the run id (INFO) tells a restart from a flush.
+last check means the keys written before are gone; the run id (INFO) tells a restart from a flush. A new
+run id is a restart when the server has been up no longer than since the last check, else another server:
+a new primary, after a failover.
 """
 
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -82,6 +85,7 @@ class DurabilityWatch:
         self.losses = 0
         self._marker: bytes | None = None  # the marker's token at the last check
         self._run_id: str | None = None  # the server's at the last check (None: not known)
+        self._checked_at = 0.0  # time.monotonic() of the last check
         self._greenlet: gevent.Greenlet | None = None
 
     def start(self) -> None:
@@ -106,7 +110,7 @@ class DurabilityWatch:
             pass  # unreachable, or refusing writes (read-only, out of memory): the next check
 
     def check(self) -> None:
-        run_id = self._server_run_id()
+        run_id, uptime = self._server_run()
         if run_id not in _said_for_runs:
             self._say_persistence()
             _said_for_runs.add(run_id)
@@ -114,30 +118,37 @@ class DurabilityWatch:
         if marker is None:
             self._call("SET", DATA_MARKER, uuid.uuid4().hex, "NX")
             marker = self._call("GET", DATA_MARKER)
+        now = time.monotonic()
+        became = None
+        if None not in (run_id, self._run_id) and run_id != self._run_id:
+            if uptime is not None and uptime <= now - self._checked_at + 1:  # INFO's seconds are whole
+                became = f"restarted (run id {self._run_id} -> {run_id})"
+            else:  # up since before the last check: another server
+                became = f"is a new primary (run id {self._run_id} -> {run_id}, up {uptime} s: a failover)"
         if self._marker is not None and marker != self._marker:
             self.losses += 1
             if None in (run_id, self._run_id):  # INFO refused: a restart and a flush look alike
                 how = "restarted without it, or was flushed"
-            elif run_id != self._run_id:
-                how = f"restarted (run id {self._run_id} -> {run_id}) without it"
+            elif became is not None:
+                how = f"{became} without it"
             else:
                 how = "was flushed, or its keys deleted"
             log.error("Redis lost its data: it %s; every record written before is gone (with GROWTH_PRELOAD, "
                       "the preload is loaded again). Make Redis persist writes: see docs/durability.md", how)
-        elif self._run_id is not None and run_id != self._run_id:
-            log.info("Redis restarted (run id %s -> %s) with its data", self._run_id, run_id)
-        self._marker, self._run_id = marker, run_id
+        elif became is not None:
+            log.info("Redis %s with its data", became)
+        self._marker, self._run_id, self._checked_at = marker, run_id, now
 
-    def _server_run_id(self) -> str | None:
-        """The run id of the Redis server, new at each start; None when INFO is refused."""
+    def _server_run(self) -> tuple[str | None, int | None]:
+        """The run id of the Redis server, new at each start, and its seconds up; None each when INFO is
+        refused."""
         try:
             info = self._call("INFO", "server")
         except redis.ResponseError:
-            return None
-        for line in info.decode(errors="replace").splitlines():
-            if line.startswith("run_id:"):
-                return line.removeprefix("run_id:").strip()
-        return None
+            return None, None
+        fields = dict(line.split(":", 1) for line in info.decode(errors="replace").splitlines() if ":" in line)
+        uptime = fields.get("uptime_in_seconds", "").strip()
+        return fields.get("run_id", "").strip() or None, int(uptime) if uptime.isdigit() else None
 
     def _say_persistence(self):
         try:

@@ -20,6 +20,7 @@ import gevent
 import redis
 from redis._parsers.helpers import parse_sentinel_state
 
+from ...core.logs import ThrottledLog
 from .connection import LOST, Connection, ask, connect, open_connection
 
 SCHEMES = ("redis+sentinel://", "rediss+sentinel://")
@@ -28,6 +29,9 @@ DEFAULT_SENTINEL_PORT = 26379
 FAILOVER_CHANNELS = ("+odown", "+try-failover", "+switch-master")
 # How long the follower waits before it connects to a Sentinel again, once it lost the one it followed.
 RECONNECT_SECONDS = 1.0
+# Every request that finds the primary gone gives it up, until the Sentinels see it down: said once a
+# primary, then at most once a minute, with the count of the lines left out.
+GIVEN_UP_LOG_SECONDS = 60.0
 
 log = logging.getLogger("growth_gevent")
 
@@ -108,6 +112,7 @@ class SentinelPrimary:
         self._finding: gevent.Greenlet | None = None  # the greenlet asking the Sentinels now
         self._missing = False  # no primary could be found, said in the log, not found since
         self._listeners: list[Callable[[], None]] = []
+        self._given_up_log = ThrottledLog(1, GIVEN_UP_LOG_SECONDS, log)
         self._follower = gevent.spawn(self._follow)
 
     def on_change(self, callback: Callable[[], None]) -> None:
@@ -156,8 +161,8 @@ class SentinelPrimary:
         the Sentinels."""
         if self._address is None:
             return
-        log.warning("Redis primary %s of %r given up: %s; asking the Sentinels", _name(self._address),
-                    self._url.service, why)
+        self._given_up_log.log(logging.WARNING, "Redis primary %s of %r given up: %s; asking the Sentinels",
+                               _name(self._address), self._url.service, why, key=self._address)
         self._address = None
         for callback in self._listeners:
             callback()
@@ -176,6 +181,8 @@ class SentinelPrimary:
                 log.error("no Redis primary for %r, answering 503 until there is one: %s", self._url.service, error)
             self._missing = True
             return error
+        if address != self._last_address or self._missing:
+            self._given_up_log.reset()  # a primary found again: the next time it is given up is news
         if address != self._last_address:
             if self._last_address is None:
                 log.info("Redis primary of %r: %s", self._url.service, _name(address))
