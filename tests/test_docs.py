@@ -20,9 +20,9 @@ import pytest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.cli import config_from, parse_command_line
+from growth_gevent.cli.load import TOKEN_VARIABLE
 from growth_gevent.config import SETTINGS, Config
 from growth_gevent.stores.redis.durability import loss_table
-from growth_gevent.upload import TOKEN_VARIABLE
 from scripts.settings_doc import default_text, render
 from tests.api.test_openapi import _app_operations
 from tests.helpers.support import ROOT, memory_store

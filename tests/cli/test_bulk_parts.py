@@ -1,11 +1,11 @@
-"""A bulk file cut into parts (growth_gevent.bulk_parts): each record's bytes as in the file, parts under
+"""A bulk file cut into parts (growth_gevent.cli.bulk_parts): each record's bytes as in the file, parts under
 both limits, and the server's messages about a part told in the file's own numbers."""
 
 import json
 
 import pytest
 
-from growth_gevent.bulk_parts import BadFile, BulkFile, format_of
+from growth_gevent.cli.bulk_parts import BadFile, BulkFile, format_of
 
 HEADER = b"Country,Indicator,Value,Year\r\n"
 

@@ -70,6 +70,24 @@ def test_load_is_the_upload_command():
     assert (args.format, args.token, args.concurrency) == (None, None, 4)
 
 
+@pytest.mark.parametrize("command", [["load", "data.json"], ["export"]])
+def test_the_clients_read_the_settings_as_the_server_does(command, monkeypatch):
+    ran = []
+    monkeypatch.setattr(cli.load, "run", ran.append)
+    monkeypatch.setattr(cli.export, "run", ran.append)
+    main(command, environ={"PORT": "9001", "GROWTH_MAX_BODY_BYTES": "100000"})
+    main([*command, "--url", "http://h:1"], environ={"PORT": "9001"})
+    assert [args.url for args in ran] == ["http://127.0.0.1:9001", "http://h:1"]
+    if command[0] == "load":
+        assert [args.max_body for args in ran] == [100000, 8 * 1024 * 1024]
+
+
+def test_a_client_with_a_bad_setting_says_so(caplog, monkeypatch):
+    monkeypatch.setattr(cli, "configure_logging", lambda: None)
+    assert main(["export"], environ={"PORT": "abc"}) == 2
+    assert "configuration error: PORT must be an integer" in caplog.text
+
+
 DOCKER_STOP_GRACE_SECONDS = 10  # docker stop's default -t
 LAST_SNAPSHOT_SECONDS = 1  # what the last snapshot may take after the requests in flight (42,450 records: 0.1 s)
 

@@ -30,8 +30,8 @@ import urllib.parse
 
 import gevent.pool
 
+from ..config import DEFAULT_BULK_MAX_RECORDS, DEFAULT_MAX_BODY_BYTES
 from .bulk_parts import CONTENT_TYPES, FORMATS, BadFile, BulkFile, format_of
-from .config import DEFAULT_BULK_MAX_RECORDS, DEFAULT_MAX_BODY_BYTES
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT = 300.0
@@ -68,22 +68,38 @@ class Refused(LoadFailed):
         self.status, self.message, self.retry_after = status, message, retry_after
 
 
+def add_url_argument(parser):
+    """``--url``, by default this machine's server on the port the settings give (PORT)."""
+    parser.add_argument("--url", type=service_url,
+                        help=f"the service's base URL (default: http://127.0.0.1:$PORT, {DEFAULT_URL} when PORT is "
+                             "unset)")
+
+
+def with_settings(args, config):
+    """``args`` with what was not given on the command line taken from the settings, as the server reads
+    them: its URL on this machine, and the largest body it takes."""
+    if args.url is None:
+        args.url = service_url(f"http://127.0.0.1:{config.port}")
+    if getattr(args, "max_body", "not a load") is None:
+        args.max_body = config.max_body_bytes
+    return args
+
+
 def add_arguments(parser):
     """The ``load`` command's arguments, on the command line's ``load`` parser."""
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="a JSON array of Country/Indicator/Value/Year records, NDJSON (one a line, as export "
                              f"writes it) or CSV; {STDIN} reads standard input")
-    parser.add_argument("--url", type=service_url, default=DEFAULT_URL,
-                        help=f"the service's base URL (default: {DEFAULT_URL})")
+    add_url_argument(parser)
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"seconds to wait for each file to be applied (default: {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--format", choices=FORMATS,
                         help="read every FILE as this (default: by its extension, .csv, .ndjson or .jsonl, .json; "
                              "else by its first character: [ JSON, { NDJSON, anything else CSV)")
-    parser.add_argument("--max-body", type=_positive_integer, default=DEFAULT_MAX_BODY_BYTES, metavar="BYTES",
-                        help=f"the largest body sent (default: {DEFAULT_MAX_BODY_BYTES}, the server's default "
-                             "GROWTH_MAX_BODY_BYTES; a server with less says so in a 413, and the parts shrink to "
-                             "fit). A larger file is checked whole, then sent as several POSTs, each loaded "
+    parser.add_argument("--max-body", type=_positive_integer, metavar="BYTES",
+                        help=f"the largest body sent (default: GROWTH_MAX_BODY_BYTES, {DEFAULT_MAX_BODY_BYTES} when "
+                             "unset, as the server reads it; a server with less says so in a 413, and the parts "
+                             "shrink to fit). A larger file is checked whole, then sent as several POSTs, each loaded "
                              "all-or-nothing but not the file as a whole: docs/operations.md, Loading files")
     parser.add_argument("--gzip", action="store_true",
                         help="send each body gzipped (Content-Encoding: gzip): a quarter of the bytes, for a slow "

@@ -11,7 +11,15 @@ import http.client
 import sys
 import urllib.parse
 
-from .upload import DEFAULT_URL, REQUEST_SECONDS, LoadFailed, ProgressBar, reason, refusal, request_json, service_url
+from .load import (
+    REQUEST_SECONDS,
+    LoadFailed,
+    ProgressBar,
+    add_url_argument,
+    reason,
+    refusal,
+    request_json,
+)
 
 EXPORT_PATH = "/api/v1/growth/export"
 LIST_PATH = "/api/v1/growth"
@@ -36,8 +44,7 @@ def add_arguments(parser):
     parser.add_argument("--year", help="only this year")
     parser.add_argument("--from", dest="first", metavar="YEAR", help="from this year on")
     parser.add_argument("--to", dest="last", metavar="YEAR", help="up to this year")
-    parser.add_argument("--url", type=service_url, default=DEFAULT_URL,
-                        help=f"the service's base URL (default: {DEFAULT_URL})")
+    add_url_argument(parser)
 
 
 def run(args, out=None, err=None):

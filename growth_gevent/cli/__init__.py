@@ -10,11 +10,12 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
-from . import __version__, export_command, upload
-from .config import SETTINGS, Config, ConfigError, Setting
-from .core.logs import configure_logging
-from .durability import check
-from .service import StartError, build
+from .. import __version__
+from ..config import SETTINGS, Config, ConfigError, Setting
+from ..core.logs import configure_logging
+from ..durability import check
+from ..service import StartError, build
+from . import export, load
 
 log = logging.getLogger("growth_gevent")
 
@@ -27,18 +28,18 @@ _METAVARS = {int: "N", float: "SECONDS", bool: "on/off"}
 def main(argv: Sequence[str] = (), environ: Mapping[str, str] = os.environ) -> int:
     """Run the command ``argv`` asks for; return the exit code."""
     args = parse_command_line(argv)
-    if args.command == "load":
-        return upload.run(args)
-    if args.command == "export":
-        return export_command.run(args)
     configure_logging()
-    if args.command == "check":
-        return _check(args, environ)
     try:
-        config = config_from(args, environ)
+        config = config_from(args, environ) if args.command == "serve" else Config.from_env(environ)
     except ConfigError as error:
         log.error("configuration error: %s", error)
         return 2
+    if args.command == "load":
+        return load.run(load.with_settings(args, config))
+    if args.command == "export":
+        return export.run(load.with_settings(args, config))
+    if args.command == "check":
+        return _check(args, config)
     return serve_with(config)
 
 
@@ -63,13 +64,13 @@ def command_line() -> argparse.ArgumentParser:
     for setting in SETTINGS:
         serve_parser.add_argument(flag(setting), dest=setting.env, metavar=_METAVARS.get(setting.type, "VALUE"),
                                   help=_flag_help(setting))
-    upload.add_arguments(commands.add_parser(
+    load.add_arguments(commands.add_parser(
         "load", help="upload bulk files and wait until they are applied",
         description="Upload bulk files, JSON, NDJSON or CSV (- for stdin), several at once, and wait until each "
                     "is applied; a file past the body limit goes in several POSTs. Exit 0: "
                     "every file loaded; 1: none; 3: some (stderr names the others); 2: a usage error or a file "
                     "that cannot be read, nothing sent."))
-    export_command.add_arguments(commands.add_parser(
+    export.add_arguments(commands.add_parser(
         "export", help="write every record the filters match to stdout, as it arrives",
         description="Write every record the filters match to stdout (growth-gevent export > FILE), streamed, with a "
                     "progress bar on stderr when it is a terminal. Exit 0: all written; 1: an error (stderr says "
@@ -123,12 +124,7 @@ def config_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
         raise
 
 
-def _check(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    try:
-        config = Config.from_env(environ)
-    except ConfigError as error:
-        log.error("configuration error: %s", error)
-        return 2
+def _check(args: argparse.Namespace, config: Config) -> int:
     path = args.snapshot or config.snapshot_path
     if not path:
         log.error("check: give the snapshot's path (or GROWTH_SNAPSHOT)")

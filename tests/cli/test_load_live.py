@@ -1,5 +1,5 @@
-"""What tests/cli/test_upload.py tests, where it takes a process: a server, redis-server or a command line; the
-names these tests share with those in process come from tests/cli/test_upload.py."""
+"""What tests/cli/test_load.py tests, where it takes a process: a server, redis-server or a command line; the
+names these tests share with those in process come from tests/cli/test_load.py."""
 
 import csv
 import gzip
@@ -13,11 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from growth_gevent.cli.load import PLAIN_STEPS
 from growth_gevent.testing import LiveServer
-from growth_gevent.upload import PLAIN_STEPS
 from scripts.benchmark import uploads
 from scripts.generate_data import generate
-from tests.cli.test_upload import RECORDS
+from tests.cli.test_load import RECORDS
 from tests.helpers.support import ROOT, SAMPLE
 
 TOKEN = "upload-token-0123456789abcdef"

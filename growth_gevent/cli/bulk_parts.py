@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import falcon
 
-from .api import csv_format
-from .api.body import parse_json
-from .core.records import InvalidRecord, parse_records
+from ..api import csv_format
+from ..api.body import parse_json
+from ..core.records import InvalidRecord, parse_records
 
 FORMATS = ("json", "ndjson", "csv")
 # NDJSON is sent as the JSON array of its lines: the bulk POST takes JSON and CSV.

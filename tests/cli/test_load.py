@@ -9,9 +9,10 @@ from unittest import mock
 import gevent
 import pytest
 
-from growth_gevent import upload
+from growth_gevent.cli import load as upload
 from growth_gevent.cli import parse_command_line
-from growth_gevent.upload import PLAIN_STEPS, ProgressBar
+from growth_gevent.cli.load import PLAIN_STEPS, ProgressBar
+from growth_gevent.config import Config
 from tests.helpers.support import SAMPLE
 
 RECORDS = 5000
@@ -94,7 +95,7 @@ def bulk_files(folder, count, name="bulk-{}.json"):
 def run_load(*argv, environ=None):
     args = parse_command_line(["load", *argv, "--url", "http://h:1"])
     with mock.patch.dict(os.environ, environ or {}, clear=environ is not None):
-        return upload.run(args)
+        return upload.run(upload.with_settings(args, Config()))
 
 
 def test_files_upload_concurrently_at_most_concurrency_at_once(service, tmp_path, capsys):
