@@ -5,15 +5,17 @@ Read-only unless ``--repair``, which cuts torn tails (what start-up would drop w
 anything else: damage mid-file is left for a person to look at. A repair takes the snapshot's lock, so it
 refuses while a server runs on the snapshot; a read-only check may run beside one.
 
-Exit codes: 0 everything verifies (with ``--repair``: once the torn tails are cut); 1 a torn tail, which
-start-up drops with a warning and ``--repair`` cuts; 2 damage that start-up refuses (a snapshot that
-cannot be read or whose checksum does not match, a bad record followed by valid ones, a segment missing),
-or the snapshot's lock held by a server when repairing.
+Exit codes: 0 everything verifies (with ``--repair``: once the torn tail is cut); 1 a torn tail at the end
+of the newest segment, which start-up cuts with a warning and ``--repair`` cuts; 2 damage that start-up
+refuses (a snapshot that cannot be read or whose checksum does not match, a bad record followed by valid
+ones, anything wrong in a segment that has a successor, a segment missing, a journal that does not begin
+where the snapshot ends), nothing to check at the path (no snapshot and no segment, a missing folder, a
+folder), or the snapshot's lock held by a server when repairing.
 """
 
 import os
 
-from .journal import ALWAYS, segment_numbers, segment_path
+from .journal import ALWAYS, SEGMENT_INFIX, segment_numbers, segment_path
 from .replay import JournalDamaged, replay
 from .snapshot import SnapshotError, SnapshotLock, load_snapshot
 
@@ -41,6 +43,10 @@ class _Discard:
 
 def check(path, repair=False, policy=ALWAYS, say=print):
     """Verify the snapshot at ``path`` and its journal, ``say`` each finding; return the exit code."""
+    nothing = _nothing_at(path)
+    if nothing is not None:
+        say(f"cannot check: {nothing}")
+        return DAMAGED
     if repair:
         try:
             lock = SnapshotLock(path)  # noqa: F841 (held until the repair is done)
@@ -53,7 +59,7 @@ def check(path, repair=False, policy=ALWAYS, say=print):
             records, first = load_snapshot(path)
             say(f"{path}: ok: checksum verified, {len(records)} records"
                 f"{f'; the journal after it begins at segment {first}' if first else ''}")
-        except SnapshotError as error:
+        except (SnapshotError, OSError) as error:
             say(str(error))
             status = DAMAGED
     else:
@@ -63,14 +69,16 @@ def check(path, repair=False, policy=ALWAYS, say=print):
         say(f"segments {held[0]}-{held[-1]}: held by the snapshot, not read (the next snapshot removes them)")
     try:
         recovered = replay(path, first, _Discard())
-    except JournalDamaged as error:
-        say(f"{error}; --repair does not change damage: restore the file from a backup, or move it away to "
-            "start without what it holds")
+    except (JournalDamaged, OSError) as error:
+        say(f"{error}; --repair does not change damage: restore what is damaged or missing from a backup, or "
+            "move the first segment named and every one after it away, to start from the history before it")
         return DAMAGED
     torn = {tail.path: tail for tail in recovered.torn}
     for number in recovered.segments:
         segment = segment_path(path, number)
-        if segment not in torn:
+        if number == recovered.next_segment:
+            say(f"{segment}: holds no record: created as the server stopped; the next start writes it again")
+        elif segment not in torn:
             say(f"{segment}: ok")
     for tail in recovered.torn:
         say(f"{tail.path}: torn tail: {tail.dropped(policy)}")
@@ -78,8 +86,23 @@ def check(path, repair=False, policy=ALWAYS, say=print):
             say(f"--repair would truncate {tail.path} to {tail.offset} bytes, dropping {tail.size}")
             status = max(status, TORN)
             continue
-        with open(tail.path, "r+b") as segment_file:
-            segment_file.truncate(tail.offset)
-            os.fsync(segment_file.fileno())
+        tail.cut()
         say(f"repaired: {tail.path} truncated to {tail.offset} bytes ({tail.size} dropped)")
     return status
+
+
+def _nothing_at(path):
+    """Why there is nothing to check at ``path`` (a missing folder, a folder, no snapshot and no segment:
+    a typo, most likely), or None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"{path} is a folder; give the snapshot file's path (GROWTH_SNAPSHOT), its segments beside it"
+    if not os.path.isdir(folder):
+        return f"the folder {folder} does not exist"
+    try:
+        segments = segment_numbers(path)
+    except OSError as error:
+        return f"cannot read the folder {folder}: {error}"
+    if not os.path.exists(path) and not segments:
+        return f"no snapshot {path} and no journal segment {path}{SEGMENT_INFIX}N beside it"
+    return None

@@ -2,13 +2,14 @@
 
 The log is a series of segment files, ``SNAPSHOT.journal.N``; a snapshot names the first segment it
 does not hold (its ``"journal"`` field), so recovery loads the snapshot and replays the segments from
-that one on. A segment begins with SEGMENT_MAGIC (its format's version in its last byte), then each record
-is framed ``[u32 length][u32 crc32 of the payload][u32 crc32 of the 8 bytes before]`` (little-endian):
-the header's own checksum protects the length, as LevelDB's and PostgreSQL's WAL records do, so that a
-damaged length is seen as damage rather than taken for a record cut short. The payload is a compact JSON
-array:
+that one on. A segment begins with SEGMENT_MAGIC (its format's version in its last byte), then its link
+to the segment before it, then its header and its records. Each record is framed ``[u32 length][u32
+crc32 of the payload][u32 crc32 of the 8 bytes before]`` (little-endian): the header's own checksum
+protects the length, as LevelDB's and PostgreSQL's WAL records do, so that a damaged length is seen as
+damage rather than taken for a record cut short. The payload is a compact JSON array:
 
-    ["segment", N, next_job, [[job, offset], ...]] + records   first in every segment: the jobs queued
+    ["follows", N - 1, length, crc32]   first in every segment: the link (below)
+    ["segment", N, next_job, [[job, offset], ...]] + records   next in every segment: the jobs queued
     ["put", country, indicator, year, value]
     ["del", country, indicator, year]
     ["bulk", job, offset] + records   a bulk job as accepted
@@ -22,6 +23,12 @@ A bulk job is applied lazily, after later writes may have been: its markers put 
 were applied, so that replay reaches the state the store had. A segment's header lists the jobs still
 queued when it began, with the records they had left (``offset``: how many were applied before), so
 that the segments before it are not needed once a snapshot holds what they did.
+
+The link chains the files, as PostgreSQL's WAL records do with ``xl_prev``: it holds the length of
+segment N - 1 and the CRC-32 of all its bytes, as the writer left it before it began this one (it is
+fsynced first), so that replay tells a segment cut short, emptied or changed from one that ended there;
+``null, null`` when the writer did not hold segment N - 1: the snapshot it started from held it, or N is
+1. docs/durability.md says what the chain proves and what it cannot (the newest segment lost whole).
 
 growth_gevent.durability.replay reads it back. Writes are group-committed: :meth:`Journal.append` adds a record to
 the pending batch without yielding; one flusher greenlet writes the batch (and fsyncs it, by the
@@ -56,15 +63,18 @@ FRAME = struct.Struct("<III")
 _LENGTH_AND_CRC = struct.Struct("<II")
 _HEADER_CRC = struct.Struct("<I")
 # The first bytes of a segment; the last one is the format's version. Version 1 segments have no magic
-# and frame records as ``[u32 length][u32 crc32][payload]``: replay reads them still (an upgrade after a
-# crash), and the journal writes version 2 only.
-SEGMENT_MAGIC = b"GGJOURN\x02"
+# and frame records as ``[u32 length][u32 crc32][payload]``; version 2 ones have no link. Replay reads them
+# still (an upgrade after a crash), and the journal writes version 3 only.
+SEGMENT_MAGIC = b"GGJOURN\x03"
 # The same failure, of the journal or of the snapshots after it, is said at most this often.
 FAILURE_LOG_SECONDS = 60.0
 SEGMENT_INFIX = ".journal."
 FSYNC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # A bulk job in a segment's header: (job, offset, records from that offset on).
 HeaderJob = tuple[int, int, list[Record]]
+# A segment's link to the one before it: (its number, its length and the CRC-32 of its bytes, or None and
+# None when the writer did not hold it).
+Link = tuple[int, int | None, int | None]
 # What the store undoes if a record's batch fails (a write's old value, a job, a chunk), or None; the
 # journal only hands them back.
 Undo = object
@@ -103,6 +113,10 @@ def bulk_record(job: int, offset: int, records: list[Record]) -> bytes:
 
 def applied_record(job: int, through: int) -> bytes:
     return frame(b'["applied",%d,%d]' % (job, through))
+
+
+def link_record(link: Link) -> bytes:
+    return frame(_dumps(("follows", *link)))
 
 
 def segment_record(number: int, next_job: int, jobs: list[HeaderJob]) -> bytes:
@@ -170,6 +184,9 @@ class Journal:
         self._descriptor: int | None = None
         self._written = 0
         self._batch_start = 0
+        self._crc = 0  # of the bytes before _written: the link of the segment after it
+        self._batch_start_crc = 0
+        self._excess = False  # bytes of a failed batch past _written, which could not be cut yet
         self._pending: list[bytes] = []
         self._batch = Batch()
         # (records, batch) ended by a rotation, to be written first.
@@ -189,9 +206,10 @@ class Journal:
         self.failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
         self._flusher = None
 
-    def start(self, number: int, header: bytes) -> None:
-        """Begin segment ``number`` with ``header``, durably, before serving. Blocking."""
-        self._open(number)
+    def start(self, number: int, header: bytes, follows: Link) -> None:
+        """Begin segment ``number`` with ``header``, durably, before serving; ``follows``: its link, to the
+        segment before it as replay left it. Blocking."""
+        self._open(number, follows)
         self._write_all(header)
         self._fsync()
         self.number = number
@@ -293,13 +311,16 @@ class Journal:
         None, [seconds of each fsync])``, the error rather than raised, which gevent's pool would print as
         unhandled. Runs in a thread."""
         fsyncs = []
-        self._batch_start = self._written
+        self._batch_start, self._batch_start_crc = self._written, self._crc
         ending = None  # the segment this batch ends, kept until the one it begins is written
         try:
             if segment is not None:
+                if self._excess:  # a segment that has a successor ends where its link says: cut what failed
+                    os.ftruncate(self._file(), self._written)
+                    self._excess = False
                 fsyncs.append(self._fsync())
-                ending = self._file(), self._file_number, self._written
-                self._open(segment)
+                ending = self._file(), self._file_number, self._written, self._crc
+                self._open(segment, (self._file_number, self._written, self._crc))
             self._write_all(b"".join(pending))
             if pending and (segment is not None or self.policy == ALWAYS):
                 fsyncs.append(self._fsync())
@@ -319,7 +340,7 @@ class Journal:
                 self._abandon_segment(*ending)
             return error, fsyncs
 
-    def _abandon_segment(self, descriptor: int, number: int, written: int) -> None:
+    def _abandon_segment(self, descriptor: int, number: int, written: int, crc: int) -> None:
         """Go back to segment ``number`` after the next one failed to start: remove what was created of
         that one (nothing in it was acknowledged), so that a full disk retried does not leave a file per
         attempt, nor use up a segment number per attempt."""
@@ -327,7 +348,7 @@ class Journal:
             os.close(self._file())
             with contextlib.suppress(OSError):
                 os.unlink(segment_path(self.snapshot_path, self._file_number))
-        self._descriptor, self._file_number, self._written = descriptor, number, written
+        self._descriptor, self._file_number, self._written, self._crc = descriptor, number, written, crc
 
     def _file(self) -> int:
         """The flusher's file: only once a segment is open."""
@@ -339,6 +360,7 @@ class Journal:
         view = memoryview(data)
         while view:
             written = os.write(descriptor, view)
+            self._crc = zlib.crc32(view[:written], self._crc)
             view = view[written:]
             self._written += written
 
@@ -349,24 +371,26 @@ class Journal:
         self._last_sync = time.monotonic()
         return time.perf_counter() - started
 
-    def _open(self, number: int) -> None:
-        """Create segment ``number`` and begin it with the magic; the segment before stays open (the caller
-        closes it)."""
+    def _open(self, number: int, follows: Link) -> None:
+        """Create segment ``number`` and begin it with the magic and its link ``follows``; the segment before
+        stays open (the caller closes it)."""
         self._descriptor = os.open(segment_path(self.snapshot_path, number), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
                                    0o600)
         self._file_number = number
-        self._written = self._batch_start = 0
-        self._write_all(SEGMENT_MAGIC)
+        self._written = self._batch_start = self._crc = self._batch_start_crc = 0
+        self._excess = False
+        self._write_all(SEGMENT_MAGIC + link_record(follows))
         fsync_directory_of(self.snapshot_path)
 
     def _truncate_to_batch_start(self) -> None:
         # A batch that failed half-way may leave records, or part of one, that were never acknowledged:
-        # cut them, so that they are not replayed. Best effort: replay drops a torn tail anyway.
+        # cut them, so that they are not replayed. If that fails too, the next segment's start cuts them
+        # (a segment that has a successor ends where the link says); meanwhile replay drops a torn tail.
+        self._written, self._crc = self._batch_start, self._batch_start_crc
         try:
             os.ftruncate(self._file(), self._batch_start)
         except OSError:
-            return
-        self._written = self._batch_start
+            self._excess = True
 
     def _count_fsync(self, seconds: float) -> None:
         index = 0

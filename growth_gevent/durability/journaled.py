@@ -16,7 +16,6 @@ from .journal import (
     bulk_record,
     delete_record,
     put_record,
-    segment_numbers,
     segment_record,
 )
 from .replay import QueuedJob, Recovered, replay
@@ -79,8 +78,10 @@ class JournalLog(WriteLog):
         store.next_job = max(store.next_job, recovered.next_job)  # initial data queued before took one
         for job in recovered.queued:
             self._queue(job)
-        number = max([first_segment - 1, 0, *segment_numbers(self.journal.snapshot_path)]) + 1
-        self.journal.start(number, self._header(number))
+        for tail in recovered.torn:  # cut before the next segment begins: only the newest may end torn
+            tail.cut()
+        number = recovered.next_segment
+        self.journal.start(number, self._header(number), recovered.follows)
         if not recovered.segments:
             self._covered = number  # the snapshot loaded holds everything
         return recovered

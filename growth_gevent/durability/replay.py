@@ -6,10 +6,17 @@ with a warning, as Redis's ``aof-load-truncated``. With a valid record anywhere 
 :class:`JournalDamaged`, naming the file and the byte, and nothing is changed. The search for a valid
 record after a bad one looks at every place one could begin (every payload begins ``["``), so that a
 damaged length, which would hide the records after it, is not taken for a record cut short.
+
+Only the newest segment can end torn: the writer fsyncs a segment before it begins the next, and start-up
+cuts a torn tail before it does. So the segments read must prove their own history before anything is
+applied (:func:`verify_chain`): each one's link names the length and CRC-32 of the one before, which is
+whole and unchanged; the first one read follows the snapshot, or is segment 1 when there is none.
+Anything else is damage, whatever comes after it.
 """
 
 import dataclasses
 import marshal
+import os
 import struct
 import sys
 import zlib
@@ -18,9 +25,10 @@ from typing import Any, Literal, Protocol
 import ujson
 
 from ..core.records import Key, Number, Record
-from .journal import ALWAYS, EVERYSEC, FRAME, SEGMENT_INFIX, SEGMENT_MAGIC, segment_numbers, segment_path
+from .journal import ALWAYS, EVERYSEC, FRAME, SEGMENT_INFIX, SEGMENT_MAGIC, Link, segment_numbers, segment_path
 
 _FRAME_V1 = struct.Struct("<II")  # version 1 segments: no magic, no checksum of the header
+_MAGIC_V2 = SEGMENT_MAGIC[:-1] + b"\x02"  # version 2 segments: no link
 _PAYLOAD_START = b'["'  # every record's payload begins so
 
 
@@ -52,22 +60,43 @@ class TornTail:
                     "but not if only the process was killed")
         return f"{self.size} bytes from byte {self.offset} ({self.problem}): {lost}"
 
+    def cut(self) -> None:
+        """Truncate the file where the tail begins, durably: ``check --repair``, and start-up before it begins
+        the next segment (which makes this one's end final)."""
+        with open(self.path, "r+b") as segment:
+            segment.truncate(self.offset)
+            os.fsync(segment.fileno())
 
-def read_segment(path: str) -> tuple[list[bytes], TornTail | None]:
-    """The payloads of a segment file, and its :class:`TornTail` (None if it has none)."""
+
+@dataclasses.dataclass
+class Segment:
+    """A segment file as read."""
+
+    path: str
+    version: int
+    payloads: list[bytes]  # of its records after its link: its header first
+    end: int  # where its last valid record ends
+    crc: int  # the CRC-32 of its bytes before ``end``
+    follows: Link | None  # its link: version 3, once written
+    torn: TornTail | None
+
+
+def read_segment(path: str) -> Segment:
+    """A segment file's records, link and :class:`TornTail` (None if it has none)."""
     with open(path, "rb") as segment:
         data = segment.read()
-    if data.startswith(SEGMENT_MAGIC):
-        frame, offset = FRAME, len(SEGMENT_MAGIC)
+    if data.startswith((SEGMENT_MAGIC, _MAGIC_V2)):
+        version, frame, offset = data[len(SEGMENT_MAGIC) - 1], FRAME, len(SEGMENT_MAGIC)
     elif data.startswith(SEGMENT_MAGIC[:-1]):
         raise JournalDamaged(f"{path} is journal format version {data[len(SEGMENT_MAGIC) - 1]}; this version of "
-                             f"growth-gevent reads versions 1 and {SEGMENT_MAGIC[-1]}")
+                             f"growth-gevent reads versions 1 to {SEGMENT_MAGIC[-1]}")
     elif len(data) < len(SEGMENT_MAGIC) and SEGMENT_MAGIC.startswith(data):
         # Created, and the process stopped before its magic was written: nothing was.
-        return [], TornTail(path, 0, len(data), "a segment header cut short", 0) if data else None
+        torn = TornTail(path, 0, len(data), "a segment header cut short", 0) if data else None
+        return Segment(path, SEGMENT_MAGIC[-1], [], 0, 0, None, torn)
     else:
-        frame, offset = _FRAME_V1, 0
-    payloads = []
+        version, frame, offset = 1, _FRAME_V1, 0
+    payloads, torn = [], None
     while offset < len(data):
         checked = _check_frame(data, offset, frame)
         if checked[1] is None:
@@ -77,11 +106,26 @@ def read_segment(path: str) -> tuple[list[bytes], TornTail | None]:
             continue
         problem = checked[1]
         after = _valid_frame_after(data, offset)
-        if after is None:
-            return payloads, TornTail(path, offset, len(data) - offset, problem, 1 if data[offset:].strip(b"\0") else 0)
-        raise JournalDamaged(f"{path} is damaged: {problem} at byte {offset}, with a valid record at byte {after} "
-                             "after it")
-    return payloads, None
+        if after is not None:
+            raise JournalDamaged(f"{path} is damaged: {problem} at byte {offset}, with a valid record at byte {after} "
+                                 "after it")
+        torn = TornTail(path, offset, len(data) - offset, problem, 1 if data[offset:].strip(b"\0") else 0)
+        break
+    follows = _link(path, payloads.pop(0)) if version == SEGMENT_MAGIC[-1] and payloads else None
+    return Segment(path, version, payloads, offset, zlib.crc32(memoryview(data)[:offset]), follows, torn)
+
+
+def _link(path: str, payload: bytes) -> Link:
+    """The link a segment begins with; JournalDamaged if it is not one."""
+    try:
+        link = ujson.loads(payload)
+    except ValueError:
+        link = None
+    if (type(link) is list and len(link) == 4 and link[0] == "follows" and type(link[1]) is int
+            and (link[2:] == [None, None] or (type(link[2]) is int and type(link[3]) is int))):
+        return link[1], link[2], link[3]
+    raise JournalDamaged(f"{path} is damaged: it does not begin with its link to the segment before it, at byte "
+                         f"{len(SEGMENT_MAGIC)}")
 
 
 def _check_frame(data: bytes, offset: int, frame: struct.Struct) -> tuple[int, None] | tuple[None, str]:
@@ -130,11 +174,14 @@ class QueuedJob:
 
 @dataclasses.dataclass
 class Recovered:
-    """What replay found: the segments read, the jobs left queued, the next job number, and counts."""
+    """What replay found: the segments read, the jobs left queued, the next job number, counts, and where
+    the journal goes on: the segment to begin and its link."""
 
     segments: list[int]
     queued: list[QueuedJob]
     next_job: int
+    next_segment: int
+    follows: Link
     records: int = 0
     torn: list[TornTail] = dataclasses.field(default_factory=list)  # the TornTail of each segment that had one
 
@@ -154,30 +201,26 @@ Parsed = (tuple[Literal["put"], Key, Number] | tuple[Literal["del"], Key, None]
 
 
 def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
-    """Apply the segments from number ``first`` on to ``store`` (``restore(key, value or None)``,
-    ``apply_records(records)``); :class:`JournalDamaged` before anything is applied if one cannot be read.
-    Torn tails are dropped, and listed in what it returns, for the caller to say.
+    """Apply the segments from number ``first`` on (the snapshot's; 0: no snapshot) to ``store``
+    (``restore(key, value or None)``, ``apply_records(records)``); :class:`JournalDamaged` before anything is
+    applied if one cannot be read or they do not prove their history (:func:`verify_chain`). The newest
+    segment's torn tail is dropped, and listed in what it returns, for the caller to say and cut.
 
     Idempotent: every record sets or removes values, so replaying again over the result changes nothing.
     """
     numbers = [number for number in segment_numbers(snapshot_path) if number >= first]
-    if numbers and numbers != list(range(numbers[0], numbers[0] + len(numbers))):
-        raise JournalDamaged(f"segments of {snapshot_path}{SEGMENT_INFIX}* are missing between "
-                             f"{numbers[0]} and {numbers[-1]}")
-    if numbers and first and numbers[0] != first:
-        raise JournalDamaged(f"{segment_path(snapshot_path, first)}, the first segment after the snapshot, "
-                             "is missing")
+    read = [read_segment(segment_path(snapshot_path, number)) for number in numbers]
+    verify_chain(snapshot_path, first, numbers, read)
     segments = []
-    recovered = Recovered(numbers, [], 1)
-    for number in numbers:
-        path = segment_path(snapshot_path, number)
-        payloads, torn = read_segment(path)
+    recovered = Recovered(numbers, [], 1, *_continued(first, numbers, read))
+    for segment in read:
         try:
-            segments.append([_parsed(payload) for payload in payloads])
+            segments.append([_parsed(payload) for payload in segment.payloads])
         except (ValueError, TypeError) as error:
-            raise JournalDamaged(f"{path} is damaged: a record that growth-gevent did not write ({error})") from None
-        if torn is not None:
-            recovered.torn.append(torn)
+            raise JournalDamaged(f"{segment.path} is damaged: a record that growth-gevent did not write "
+                                 f"({error})") from None
+        if segment.torn is not None:
+            recovered.torn.append(segment.torn)
     jobs: dict[int, QueuedJob] = {}
     for number, records in zip(numbers, segments, strict=True):
         for record in records:
@@ -206,6 +249,71 @@ def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
                                      f"{record[1]}")
     recovered.queued = list(jobs.values())
     return recovered
+
+
+def verify_chain(snapshot_path: str, first: int, numbers: list[int], segments: list[Segment]) -> None:
+    """JournalDamaged unless ``segments`` (numbered ``numbers``, from the snapshot's ``first`` on; 0: no
+    snapshot) are the whole history after the snapshot: no number missing, the first one read the
+    snapshot's (1 without one), and every one that has a successor whole, as its successor's link says it
+    was written. Segments of versions 1 and 2 have no link: only a torn tail before a version 3 one is
+    damage there (versions before 3 did not cut a torn tail at start-up)."""
+    if not numbers:
+        return
+    if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        raise JournalDamaged(f"segments of {snapshot_path}{SEGMENT_INFIX}* are missing between "
+                             f"{numbers[0]} and {numbers[-1]}")
+    if first and numbers[0] != first:
+        raise JournalDamaged(f"{segment_path(snapshot_path, first)}, the first segment after the snapshot, "
+                             f"is missing (the journal begins at segment {numbers[0]})")
+    if not first and numbers[0] != 1:
+        raise JournalDamaged(f"{segments[0].path} begins the journal, and there is no snapshot {snapshot_path} "
+                             f"to hold segments 1-{numbers[0] - 1} before it: the snapshot, or those segments, "
+                             "were removed")
+    for index, (number, segment) in enumerate(zip(numbers, segments, strict=True)):
+        after = segments[index + 1] if index + 1 < len(segments) else None
+        if after is not None and after.version >= SEGMENT_MAGIC[-1] and segment.torn is not None:
+            raise JournalDamaged(f"{segment.path} is damaged: {segment.torn.problem} at byte {segment.torn.offset}, "
+                                 f"and {after.path} follows it: only the newest segment can end torn (each one is "
+                                 "fsynced before the next begins)")
+        if segment.follows is None:
+            continue
+        previous, length, crc = segment.follows
+        if previous != number - 1:
+            raise JournalDamaged(f"{segment.path} is damaged: its link at byte {len(SEGMENT_MAGIC)} names segment "
+                                 f"{previous} before it")
+        if index:
+            _verify_link(snapshot_path, first, segments[index - 1], segment)
+
+
+def _verify_link(snapshot_path: str, first: int, before: Segment, segment: Segment) -> None:
+    """JournalDamaged unless ``before`` ends as ``segment``'s link says it did, its bytes unchanged."""
+    assert segment.follows is not None
+    _, length, crc = segment.follows
+    if length is None:
+        raise JournalDamaged(f"{segment.path} began after a snapshot that held {before.path} and the segments "
+                             f"before it, and the snapshot {snapshot_path} "
+                             f"{f'holds only those before {first}' if first else 'is missing'}: it was "
+                             "removed, or replaced by an older one")
+    if before.end < length:
+        raise JournalDamaged(f"{before.path} is damaged: it ends at byte {before.end}, and {segment.path} says it "
+                             f"ended at byte {length}: cut short or emptied")
+    if before.end > length:
+        raise JournalDamaged(f"{before.path} is damaged: {before.end - length} bytes after byte {length}, where "
+                             f"{segment.path} says it ended")
+    if before.crc != crc:
+        raise JournalDamaged(f"{before.path} is damaged: its {length} bytes do not match the CRC-32 that "
+                             f"{segment.path} holds of them (crc32 {before.crc:08x}, the link says {crc:08x}): "
+                             "changed since it was written")
+
+
+def _continued(first: int, numbers: list[int], segments: list[Segment]) -> tuple[int, Link]:
+    """The segment to begin after replay, and its link: the next number, after the newest segment read;
+    that one's own number when it holds no record (a crash as it began: it is written again)."""
+    if segments and not segments[-1].payloads:
+        numbers, segments = numbers[:-1], segments[:-1]
+    if not segments:
+        return max(first, 1), (max(first, 1) - 1, None, None)
+    return numbers[-1] + 1, (numbers[-1], segments[-1].end, segments[-1].crc)
 
 
 def _parsed(payload: bytes) -> Parsed:

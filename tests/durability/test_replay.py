@@ -129,7 +129,7 @@ def test_a_segment_of_a_later_format_version_is_refused_naming_it(path):
     segment = pathlib.Path(segment_path(path, 1))
     segment.write_bytes(SEGMENT_MAGIC[:-1] + b"\x07")
     with pytest.raises(JournalDamaged, match=f"{segment} is journal format version 7; this version of growth-gevent "
-                                             "reads versions 1 and 2"):
+                                             "reads versions 1 to 3"):
         opened(path)
 
 

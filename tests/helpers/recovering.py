@@ -41,7 +41,7 @@ def crashed(store):
 def records_of(store, number=1):
     """The records in segment ``number``, once what the store appended so far is written."""
     store.write_log.journal.flush()
-    return read_segment(segment_path(store.write_log.journal.snapshot_path, number))[0]
+    return read_segment(segment_path(store.write_log.journal.snapshot_path, number)).payloads
 
 
 def folder_fsyncs(monkeypatch):
