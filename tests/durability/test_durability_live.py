@@ -290,6 +290,8 @@ def test_a_kill_during_compaction_before_or_after_the_rename_loses_nothing(serve
 def test_a_full_disk_for_the_journal_answers_503_undoes_the_write_and_writes_resume_when_there_is_room(
         servers, tmp_path):
     snapshot = tmp_path / "growth.snapshot"
+    # Ten records held by the snapshot: the next one is larger than the segment, so it fails too.
+    write_snapshot(str(snapshot), [(("C", "D", year), year) for year in range(10)])
     server = servers(GROWTH_SNAPSHOT=str(snapshot))
     assert put(server, 1, 1)[0] == 201
     [segment] = snapshot.parent.glob("growth.snapshot.journal.*")
@@ -311,12 +313,12 @@ def test_a_full_disk_for_the_journal_answers_503_undoes_the_write_and_writes_res
     wait_for(lambda: server.request_json("GET", "/api/v1/growth/post/status")[1]["snapshot error"]
              == "[Errno 27] File too large")
     file_size_limit(server, resource.RLIM_INFINITY)
-    server.wait_for_line(r"snapshot written after \d+ failed attempts: 1 records .*writes are accepted again", 10)
+    server.wait_for_line(r"snapshot written after \d+ failed attempts: 11 records .*writes are accepted again", 10)
     assert put(server, 4, 4)[0] == 201
     server.process.kill()
     server.process.wait()
     again = servers(GROWTH_SNAPSHOT=str(snapshot))
-    assert again.request_json("GET", "/api/v1/growth/size") == (200, {"size": 2})
+    assert again.request_json("GET", "/api/v1/growth/size") == (200, {"size": 12})
     assert again.request("GET", RECORD.format(2))[0] == 404
 
 
