@@ -9,7 +9,9 @@ import threading
 
 import pytest
 
+from growth_gevent.durability.journal import put_record
 from growth_gevent.testing import start_fails, wait_for
+from tests.durability.test_chain import frame_v2_segment
 from tests.durability.test_durability_live import WRITERS, Writers, check_every_acknowledged_write, put
 from tests.durability.test_integrity_live import check, record_offsets
 
@@ -202,3 +204,21 @@ def test_a_kill_9_at_any_moment_leaves_a_chain_that_verifies_and_every_acknowled
     again = servers(GROWTH_SNAPSHOT=str(snapshot))
     for writers in runs:
         check_every_acknowledged_write(again, writers)
+
+
+def test_an_upgrade_after_a_crash_reads_version_2_segments_and_chains_the_next_to_them(servers, tmp_path):
+    """Segments of the format before the link, as a crash of the version before left them (the newest
+    torn): served, the torn tail cut, and the segment begun after them linked to the last; after another
+    kill -9 the chain verifies."""
+    snapshot = tmp_path / "growth.snapshot"
+    first = tmp_path / "growth.snapshot.journal.1"
+    first.write_bytes(frame_v2_segment(1, *(put_record(("A", "B", year), year) for year in range(3)))
+                      + put_record(("A", "B", 3), 3)[:-2])
+    server = servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert server.request_json("GET", "/api/v1/growth/size") == (200, {"size": 3})
+    assert put(server, 9, 9)[0] == 201
+    server.process.kill()
+    server.process.wait()
+    assert check(snapshot).returncode == 0
+    again = servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert again.request_json("GET", "/api/v1/growth/size") == (200, {"size": 4})
