@@ -63,8 +63,8 @@ def recover_journaled(store, journal_log, config, snapshot_lock, started):
     replay_started = time.perf_counter()
     recovered = journal_log.recover(first_segment)
     for torn in recovered.torn:
-        log.warning("%s ends in a torn record at byte %d (a crash in the middle of a write): dropped %s", torn.path,
-                    torn.offset, torn.dropped(config.fsync))
+        log.warning("%s ends in a torn record at byte %d (a crash in the middle of a write): cut from the file, "
+                    "%s", torn.path, torn.offset, torn.dropped(config.fsync))
     if recovered.segments:
         segments = "-".join(map(str, dict.fromkeys([recovered.segments[0], recovered.segments[-1]])))
         log.info("replayed %d journal records of %s%s%s in %.0f ms; %d bulk loads queued again", recovered.records,

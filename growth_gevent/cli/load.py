@@ -31,6 +31,7 @@ import urllib.parse
 import gevent.pool
 
 from ..config import DEFAULT_BULK_MAX_RECORDS, DEFAULT_MAX_BODY_BYTES
+from ..core.logs import counted
 from .bulk_parts import CONTENT_TYPES, FORMATS, BadFile, BulkFile, format_of
 
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -154,11 +155,6 @@ def run(args):
     print(f"loaded {counted(records, 'record')}" + (f" from {counted(len(loaded), 'file')}" if several else "")
           + f" (status {state}, size {size})")
     return LOADED if len(loaded) == len(args.files) else SOME_FAILED
-
-
-def counted(number, noun):
-    """``1 record``, ``2 records``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _read(path):

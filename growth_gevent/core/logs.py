@@ -100,3 +100,8 @@ class ThrottledLog:
         """Whatever is logged next is said at once."""
         self._said.clear()
         self._key = None
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 record``, ``2 records``: a count as a person writes it."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -15,6 +15,7 @@ folder), or the snapshot's lock held by a server when repairing.
 
 import os
 
+from ..core.logs import counted
 from .journal import ALWAYS, SEGMENT_INFIX, segment_numbers, segment_path
 from .replay import JournalDamaged, replay
 from .snapshot import SnapshotError, SnapshotLock, load_snapshot
@@ -57,7 +58,7 @@ def check(path, repair=False, policy=ALWAYS, say=print):
     if os.path.exists(path):
         try:
             records, first = load_snapshot(path)
-            say(f"{path}: ok: checksum verified, {len(records)} records"
+            say(f"{path}: ok: checksum verified, {counted(len(records), 'record')}"
                 f"{f'; the journal after it begins at segment {first}' if first else ''}")
         except (SnapshotError, OSError) as error:
             say(str(error))

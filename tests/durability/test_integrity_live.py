@@ -76,7 +76,7 @@ def test_check_verifies_a_snapshot_and_its_journal_read_only_and_repair_cuts_onl
 
     healthy = check(snapshot)
     assert healthy.returncode == 0, healthy.stdout + healthy.stderr
-    assert f"{snapshot}: ok: checksum verified, 1 records" in healthy.stdout
+    assert f"{snapshot}: ok: checksum verified, 1 record" in healthy.stdout
     assert f"{segment}: ok" in healthy.stdout
 
     whole = segment.read_bytes()
