@@ -11,7 +11,8 @@ from ..ops.metrics import Metrics
 from ..stores.base import COUNTRY, INDICATOR, BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
 from . import explore, resources, swagger_ui
 from .auth import RequireToken, configured_tokens
-from .body import BodyBudget, BulkParser
+from .body_budget import BodyBudget
+from .bulk_parser import BulkParser
 from .compression import Gzip
 from .cors import CORS
 from .export import Export

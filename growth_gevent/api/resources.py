@@ -11,7 +11,8 @@ from ..core.records import InvalidRecord, as_record, check_name, check_year, mak
 from ..http.responses import RETRY_AFTER_SECONDS
 from ..stores.base import JOBS_KEPT, StoreUnavailable
 from . import csv_format
-from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
+from .body_reader import read_body, read_json, request_media_type
+from .bulk_parser import BULK_MEDIA_TYPES
 from .conditional import etag_of, send_tagged, tag_body, write_check
 from .cursor import InvalidCursor, decode_cursor, encode_cursor
 

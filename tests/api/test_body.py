@@ -10,7 +10,9 @@ import gevent
 import gevent.event
 import pytest
 
-from growth_gevent.api.body import BodyBudget, parse_json, read_body
+from growth_gevent.api.body_budget import BodyBudget
+from growth_gevent.api.body_reader import read_body
+from growth_gevent.api.strict_json import parse_json
 from growth_gevent.core.records import MAX_YEAR
 from tests.helpers.support import load
 
