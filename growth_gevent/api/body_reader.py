@@ -1,26 +1,36 @@
-"""A request body read into memory: its media type checked, its size held to the limit, its bytes charged to
-the body budget as they are read from ``wsgi.input`` (the framed body that http/bodies.py hands over)."""
+"""A request body read into memory: its media type and content coding checked, a gzipped one inflated as it
+arrives, its size held to the limit, its bytes charged to the body budget once received. It reads
+``wsgi.input``, the framed body that http/bodies.py hands over, and turns that layer's refusals into
+``{"msg"}`` answers."""
+
+import zlib
 
 import falcon
 
 from ..http.head import ContentTooLarge
 from .strict_json import parse_json
 
-_READ_BLOCK = 64 * 1024
-# A body's first read: a PUT's whole body, and all that a body that has sent nothing yet is charged.
-_FIRST_READ_BYTES = 4 * 1024
+# The most a read asks for, and the most one inflating step makes of it.
+READ_BLOCK = 64 * 1024
+# zlib's window bits for the gzip format (RFC 1952), header and trailer checked.
+_GZIP = 16 + zlib.MAX_WBITS
+# Content-Encoding values read as gzip: RFC 9110 §8.4.1.3 asks recipients to take x-gzip as gzip.
+_GZIP_NAMES = ("gzip", "x-gzip")
+_QUOTED_CHARS = 40
 
 
-def read_json(req, max_bytes, reservation):
+def read_json(req, max_bytes, charge):
     """The parsed JSON body of ``req``, or a typed falcon error (415, 413, 503, 400)."""
     request_media_type(req, (falcon.MEDIA_JSON,))
-    return parse_json(read_body(req, max_bytes, reservation), unique_keys=True)
+    return parse_json(read_body(req, max_bytes, charge), unique_keys=True)
 
 
-def read_body(req, max_bytes, reservation):
-    """The raw bytes of a request body, charged to ``reservation`` as they are read; or a typed falcon error
-    (413, 503, 408, 400). Its media type is the caller's to check first (``request_media_type``)."""
-    return _read_bounded(req.stream, req.content_length, max_bytes, reservation)
+def read_body(req, max_bytes, charge):
+    """The bytes of a request body, inflated if gzipped, charged to ``charge`` (a BodyBudget's) as they
+    are received; or a typed falcon error (415, 413, 503, 408, 400). Its media type is the caller's to
+    check first (``request_media_type``)."""
+    gunzip = _content_coding(req)
+    return _read_bounded(req.stream, req.content_length, max_bytes, charge, gunzip)
 
 
 def request_media_type(req, accepted):
@@ -31,26 +41,77 @@ def request_media_type(req, accepted):
     return media_type
 
 
-def _read_bounded(stream, content_length, max_bytes, reservation):
-    # The Content-Length is a framing decision (413 at once), not a reservation: the body is charged
-    # as it arrives, each read reserving what it may bring before it is made. A read asks for at most
-    # what has arrived so far (from _FIRST_READ_BYTES, doubling to _READ_BLOCK), so a body that
-    # trickles holds about what it sent, never what it declared. Chunked, the server de-chunks it and
-    # it is read one byte past the limit, to tell a body over it.
+def _content_coding(req):
+    """None for a body sent as it is, a _Gunzip for a gzipped one; a 415 for any other coding, which says
+    what is decoded in Accept-Encoding (RFC 9110 §15.5.16)."""
+    coding = req.env.get("HTTP_CONTENT_ENCODING")
+    if coding is None:
+        return None
+    coding = coding.strip().lower()
+    if coding in _GZIP_NAMES:
+        return _Gunzip()
+    if coding in ("", "identity"):
+        return None
+    raise falcon.HTTPUnsupportedMediaType(
+        description=f"Content-Encoding {coding[:_QUOTED_CHARS]!r} is not decoded here: send gzip, or no "
+                    f"Content-Encoding", headers={"Accept-Encoding": "gzip"})
+
+
+class _Gunzip:
+    """A gzip body inflated as its bytes arrive, one member after another (RFC 1952 §2.2), never more than
+    the room left for it at a time: a bomb stops at the limit."""
+
+    def __init__(self):
+        self._inflater = zlib.decompressobj(_GZIP)
+
+    def pieces(self, data, room):
+        """What ``data`` inflates to, in pieces of at most READ_BLOCK bytes, stopping once more than
+        ``room`` bytes came out; a 400 when it is not gzip."""
+        while room >= 0:
+            if self._inflater.eof:  # a member ended: what follows it is the next one
+                self._inflater = zlib.decompressobj(_GZIP)
+            inflater = self._inflater
+            most = min(READ_BLOCK, room + 1)
+            try:
+                piece = inflater.decompress(data, most)
+            except zlib.error as error:
+                raise falcon.HTTPBadRequest(description=f"request body is not valid gzip: {error}") from None
+            yield piece
+            room -= len(piece)
+            data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+            if not data and len(piece) < most:  # all of data inflated: nothing more to come of it
+                return
+
+    def check_ended(self):
+        """A 400 unless the gzip stream ended with its body."""
+        if not self._inflater.eof:
+            raise falcon.HTTPBadRequest(description="request body ends inside its gzip stream")
+
+
+def _read_bounded(stream, content_length, max_bytes, charge, gunzip):
+    # The Content-Length is a framing decision (413 at once), not a charge: a read asks for at most
+    # READ_BLOCK and hands over what has arrived (http/bodies.py), and what it brought is charged, so a
+    # body that trickles holds what it sent, never what it declared. Chunked, the server de-chunks it
+    # and it is read one byte past the limit, to tell a body over it. Gzipped, what is held and charged
+    # is what it inflates to, held to the limit as it is made; each read is dropped once inflated.
     if content_length is not None and content_length > max_bytes:
         raise _too_large(max_bytes)
     expected = max_bytes + 1 if content_length is None else content_length
     body = bytearray()
-    while len(body) < expected:
-        size = min(_READ_BLOCK, max(_FIRST_READ_BYTES, len(body)), expected - len(body))
-        reservation.grow(size)
-        part = _read(stream, size)
-        reservation.grow(len(part) - size)
+    received = 0
+    while received < expected:
+        charge.check_room()
+        part = _read(stream, min(READ_BLOCK, expected - received))
         if not part:
             break
-        body += part
-    if len(body) > max_bytes:
-        raise _too_large(max_bytes)
+        received += len(part)
+        for piece in (part,) if gunzip is None else gunzip.pieces(part, max_bytes - len(body)):
+            charge.add(len(piece))
+            body += piece
+        if len(body) > max_bytes or received > max_bytes:
+            raise _too_large(max_bytes, " once inflated" if len(body) > max_bytes and gunzip else "")
+    if gunzip is not None:
+        gunzip.check_ended()
     return body
 
 
@@ -66,9 +127,9 @@ def _read(stream, size):
         raise falcon.HTTPBadRequest(description="request body could not be read") from None
 
 
-def _too_large(max_bytes):
+def _too_large(max_bytes, inflated=""):
     # Connection: close tells the server not to read the rest of the oversize body.
     return falcon.HTTPContentTooLarge(
-        description=f"request body is larger than {max_bytes} bytes",
+        description=f"request body is larger than {max_bytes} bytes{inflated}",
         headers={"Connection": "close"},
     )
