@@ -3,14 +3,12 @@ minimum rate, from one client address, hold that address's share of the budget a
 client's PUT and small bulk POST still answer 2xx, and the server's memory stays bounded."""
 
 import json
-import select
 import socket
-import threading
 
 import pytest
 
 from growth_gevent.testing import read_response, wait_for
-from tests.helpers.raw_http import HOST, JSON, post_head
+from tests.helpers.raw_http import HOST, JSON, Trickle, post_head, unanswered
 
 MiB = 1024 * 1024
 # Linux routes all of 127/8 to the loopback: the attacker connects from an address of its own.
@@ -39,40 +37,6 @@ def rss_mib(pid):
     return int(kib) / 1024
 
 
-def answered(sock):
-    """True once the server has sent something on ``sock`` or closed it."""
-    return bool(select.select([sock], [], [], 0)[0])
-
-
-class Trickle:
-    """A thread that sends ``piece`` on each socket every ``seconds`` until stopped, skipping those the server
-    has answered or closed."""
-
-    def __init__(self, sockets, piece, seconds):
-        self._sockets = sockets
-        self._piece = piece
-        self._seconds = seconds
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self):
-        while not self._stop.wait(self._seconds):
-            for sock in self._sockets:
-                if not answered(sock):
-                    try:
-                        sock.sendall(self._piece)
-                    except OSError:
-                        continue
-
-
 def slow_upload(port):
     sock = socket.socket()
     sock.settimeout(10)
@@ -90,7 +54,7 @@ def test_slow_uploads_from_one_address_leave_another_clients_writes_answered(ser
     try:
         with Trickle(uploads, TRICKLE, TRICKLE_SECONDS):
             # The attacker's share is full once the server refuses its uploads past it.
-            refused = wait_for(lambda: [sock for sock in uploads if answered(sock)], timeout=30)
+            refused = wait_for(lambda: [sock for sock in uploads if not unanswered(sock)], timeout=30)
             for _ in range(ROUNDS):
                 put = server.request("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", b'{"value": 1.5}',
                                      {"Content-Type": "application/json"})
@@ -98,7 +62,7 @@ def test_slow_uploads_from_one_address_leave_another_clients_writes_answered(ser
                 assert (put[0], post[0]) in ((201, 202), (200, 202)), (put, post)
             status, _, body = read_response(refused[0])
             assert (status, json.loads(body)) == (503, CLIENT_BODIES)
-            held = [sock for sock in uploads if not answered(sock)]
+            held = [sock for sock in uploads if unanswered(sock)]
             assert 100 <= len(held) <= 120  # 3.75 MiB of 32 KiB and what trickled since
             grown = rss_mib(server.process.pid) - before
     finally:

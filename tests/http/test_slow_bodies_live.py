@@ -4,14 +4,12 @@ grace is a 408 and a closed connection (issue 25, item 4)."""
 
 import json
 import re
-import select
-import threading
 import time
 
 import pytest
 
 from growth_gevent.testing import closed_by_peer, read_response, wait_for
-from tests.helpers.raw_http import HOST, JSON, post_head
+from tests.helpers.raw_http import HOST, JSON, Trickle, post_head, unanswered
 
 SLOW_UPLOADS = 50
 DECLARED = 8 * 1024 * 1024  # GROWTH_MAX_BODY_BYTES: the largest body a client may declare
@@ -32,40 +30,6 @@ TIMED_OUT = {"msg": "request body not received in time"}
 def rss_mib(pid):
     with open(f"/proc/{pid}/status") as status:
         return int(re.search(r"^VmRSS:\s+(\d+) kB", status.read(), re.MULTILINE).group(1)) / 1024
-
-
-def unanswered(sock):
-    """True while the server has sent nothing on ``sock`` and not closed it."""
-    return not select.select([sock], [], [], 0)[0]
-
-
-class Trickle:
-    """A thread that sends ``piece`` on each socket every ``seconds`` until stopped or the socket fails."""
-
-    def __init__(self, sockets, piece, seconds):
-        self.sockets = list(sockets)
-        self._piece = piece
-        self._seconds = seconds
-        self._stop = threading.Event()
-        self.failed = set()  # indexes of the sockets a send failed on (the server closed them)
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self):
-        while not self._stop.wait(self._seconds):
-            for index, sock in enumerate(self.sockets):
-                if index not in self.failed:
-                    try:
-                        sock.sendall(self._piece)
-                    except OSError:
-                        self.failed.add(index)
 
 
 @pytest.mark.serial  # latencies and the RSS of 50 connections
