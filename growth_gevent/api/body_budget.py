@@ -76,7 +76,8 @@ class _Charge:
             self.size = 0
 
     def check_room(self):
-        """A 503 unless one byte more would fit: asked before each read, so that a full budget reads nothing."""
+        """A 503 unless one byte more would fit: asked before a body is read, so that a full budget reads
+        nothing of it."""
         budget = self._budget
         if budget.held >= budget.limit:
             raise _refusal(_ALL_BODIES)

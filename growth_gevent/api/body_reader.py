@@ -97,10 +97,10 @@ def _read_bounded(stream, content_length, max_bytes, charge, gunzip):
     if content_length is not None and content_length > max_bytes:
         raise _too_large(max_bytes)
     expected = max_bytes + 1 if content_length is None else content_length
+    charge.check_room()  # a full budget reads nothing; after this, what a read brings is charged
     body = bytearray()
     received = 0
     while received < expected:
-        charge.check_room()
         part = _read(stream, min(READ_BLOCK, expected - received))
         if not part:
             break

@@ -110,6 +110,12 @@ class TestChargedAsReceived:
             assert budget.held == 150 * KiB
         assert budget.held == 0
 
+    @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+    def test_a_body_that_fills_the_budget_to_the_byte_is_read_whole(self, chunked):
+        budget = budget_of(len(BODY))
+        with budget.reserve(CLIENT) as charge:
+            assert read_body(request(Arriving(budget, PACKETS), len(BODY), chunked), 8 * MiB, charge) == BODY
+
     def test_a_full_budget_reads_nothing(self):
         budget = budget_of(200 * KiB)
         with budget.reserve("192.0.2.9") as holding:
