@@ -68,8 +68,6 @@ class _Gunzip:
         """What ``data`` inflates to, in pieces of at most READ_BLOCK bytes, stopping once more than
         ``room`` bytes came out; a 400 when it is not gzip."""
         while room >= 0:
-            if self._inflater.eof:  # a member ended: what follows it is the next one
-                self._inflater = zlib.decompressobj(_GZIP)
             inflater = self._inflater
             most = min(READ_BLOCK, room + 1)
             try:
@@ -78,9 +76,15 @@ class _Gunzip:
                 raise falcon.HTTPBadRequest(description=f"request body is not valid gzip: {error}") from None
             yield piece
             room -= len(piece)
-            data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
-            if not data and len(piece) < most:  # all of data inflated: nothing more to come of it
-                return
+            if inflater.eof:  # a member ended: what follows it (now or in a later read) is the next one
+                data = inflater.unused_data
+                if not data:
+                    return
+                self._inflater = zlib.decompressobj(_GZIP)
+            else:
+                data = inflater.unconsumed_tail
+                if not data and len(piece) < most:  # all of data inflated: nothing more to come of it
+                    return
 
     def check_ended(self):
         """A 400 unless the gzip stream ended with its body."""

@@ -13,7 +13,7 @@ import gevent.event
 import pytest
 
 from growth_gevent.api.body_budget import BodyBudget
-from growth_gevent.api.body_reader import read_body
+from growth_gevent.api.body_reader import READ_BLOCK, read_body
 from tests.helpers.support import WAIT_SECONDS
 
 KiB = 1024
@@ -180,11 +180,15 @@ class TestGzip:
         assert stream.received < len(BOMB) / 4  # the rest never read
         assert budget.held == 0
 
-    def test_members_one_after_another_are_one_body(self):
-        sent = gzipped(b"[1,") + gzipped(b"2]")
+    @pytest.mark.parametrize("members", [
+        [b"[1,", b"2]"], [b" " * READ_BLOCK, b"[]"], [b"[" + b" " * (2 * READ_BLOCK - 2) + b"]"]],
+        ids=["two-members", "a-member-of-a-whole-read-block", "whole-read-blocks"])
+    @pytest.mark.parametrize("packet", [1500, 1 * MiB], ids=["in-packets", "at-once"])
+    def test_members_one_after_another_are_one_body(self, members, packet):
+        sent = b"".join(gzipped(member) for member in members)
         budget = budget_of(1 * MiB)
-        assert read_whole(budget, Arriving(budget, [sent]), len(sent), headers={"Content-Encoding": "x-gzip"}) == \
-            b"[1,2]"
+        assert read_whole(budget, Arriving(budget, packets(sent, packet)), len(sent),
+                          headers={"Content-Encoding": "x-gzip"}) == b"".join(members)
 
     @pytest.mark.parametrize("sent, message", [
         (b"[1, 2]", "request body is not valid gzip: Error -3 while decompressing data: incorrect header check"),
