@@ -26,6 +26,8 @@ DEFAULT_HOST = "0.0.0.0"
 DEFAULT_PORT = 8080
 DEFAULT_MAX_BODY_BYTES = 8 * MiB
 DEFAULT_BODY_BUFFER_BYTES = 64 * MiB
+# A quarter: 15 MiB of the bulk bodies' 60 MiB, room for the largest body; four addresses to fill it.
+DEFAULT_BODY_BUFFER_CLIENT_PERCENT = 25
 DEFAULT_MAX_HEADER_BYTES = 32 * 1024
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 60.0
@@ -216,7 +218,14 @@ class Config:
     body_buffer_bytes: int = setting(
         "GROWTH_BODY_BUFFER_BYTES", integer(1), DEFAULT_BODY_BUFFER_BYTES,
         "request bodies held in memory at once by a process, all requests together, counted as their bytes "
-        "arrive; past it `503` with `Retry-After`")
+        "arrive; past it `503` with `Retry-After`. A sixteenth of it is kept for PUT bodies, which bulk bodies "
+        "never take")
+    body_buffer_client_percent: int = setting(
+        "GROWTH_BODY_BUFFER_CLIENT_PERCENT", integer(1, 100), DEFAULT_BODY_BUFFER_CLIENT_PERCENT,
+        "percent of `GROWTH_BODY_BUFFER_BYTES` (of the bulk bodies' part and of the PUT bodies' part alike) "
+        "that the bodies of one client address may hold at once, as nginx's `limit_conn` bounds one address; "
+        "past it `503` with `Retry-After`, and a bulk body larger than it is `413`. Behind a proxy or a router "
+        "that connects from its own address (Heroku's), every client counts as that address: set `100`")
     max_header_bytes: int = setting("GROWTH_MAX_HEADER_BYTES", integer(1024), DEFAULT_MAX_HEADER_BYTES,
                                     "largest request header block (`431` past it)")
     header_timeout: float = setting("GROWTH_HEADER_TIMEOUT", seconds(positive=True), DEFAULT_HEADER_TIMEOUT,

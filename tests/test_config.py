@@ -15,6 +15,11 @@ def test_defaults_when_the_environment_is_empty():
     assert DEFAULT_MAX_BODY_BYTES == 8 * 1024 * 1024
 
 
+def test_one_client_address_holds_a_quarter_of_the_body_budget_unless_set():
+    assert Config.from_env({}).body_buffer_client_percent == 25
+    assert Config.from_env({"GROWTH_BODY_BUFFER_CLIENT_PERCENT": "100"}).body_buffer_client_percent == 100
+
+
 def test_a_body_has_a_grace_of_10_s_then_500_bytes_a_second_as_mod_reqtimeout_and_0_turns_the_rate_off():
     config = Config.from_env({})
     assert (config.body_grace, config.body_min_rate, config.body_timeout) == (10.0, 500, 60.0)
@@ -31,14 +36,15 @@ def test_every_variable_is_read():
                               "GROWTH_MAX_HEADER_BYTES": "2048", "GROWTH_BODY_BUFFER_BYTES": "1000",
                               "GROWTH_BULK_MAX_RECORDS": "7", "GROWTH_BULK_QUEUE_RECORDS": "8",
                               "GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR": "off", "GROWTH_METRICS": "off",
-                              "GROWTH_BODY_GRACE": "2", "GROWTH_BODY_MIN_RATE": "100"})
+                              "GROWTH_BODY_GRACE": "2", "GROWTH_BODY_MIN_RATE": "100",
+                              "GROWTH_BODY_BUFFER_CLIENT_PERCENT": "50"})
     assert config == Config(host="127.0.0.1", port=5000, max_body_bytes=100, access_log=True,
                             shutdown_timeout=2.5, bulk_chunk_records=10, snapshot_path="/d/s",
                             snapshot_interval=1.5, preload_path="/d/p.json", header_timeout=3.0,
                             body_timeout=4.0, keepalive_timeout=0.5, max_connections=50, max_header_bytes=2048,
                             body_buffer_bytes=1000, bulk_max_records=7, bulk_queue_records=8,
                             stop_writes_on_snapshot_error=False, metrics=False, body_grace=2.0,
-                            body_min_rate=100)
+                            body_min_rate=100, body_buffer_client_percent=50)
 
 
 @pytest.mark.parametrize("raw, expected", [("off", False), ("0", False), ("No", False),
@@ -57,7 +63,9 @@ def test_access_log_switch_words(raw, expected):
     ("GROWTH_SNAPSHOT_INTERVAL", "0"), ("GROWTH_SNAPSHOT_INTERVAL", "-1"), ("GROWTH_SNAPSHOT_INTERVAL", "often"),
     ("GROWTH_SNAPSHOT_INTERVAL", "0.000001"), ("GROWTH_HEADER_TIMEOUT", "0"), ("GROWTH_BODY_TIMEOUT", "-1"),
     ("GROWTH_KEEPALIVE_TIMEOUT", "never"), ("GROWTH_MAX_CONNECTIONS", "0"), ("GROWTH_MAX_HEADER_BYTES", "100"),
-    ("GROWTH_BODY_BUFFER_BYTES", "0"), ("GROWTH_BULK_MAX_RECORDS", "0"), ("GROWTH_BULK_QUEUE_RECORDS", "-5"),
+    ("GROWTH_BODY_BUFFER_BYTES", "0"), ("GROWTH_BODY_BUFFER_CLIENT_PERCENT", "0"),
+    ("GROWTH_BODY_BUFFER_CLIENT_PERCENT", "101"), ("GROWTH_BODY_BUFFER_CLIENT_PERCENT", "12.5"),
+    ("GROWTH_BULK_MAX_RECORDS", "0"), ("GROWTH_BULK_QUEUE_RECORDS", "-5"),
     ("GROWTH_STOP_WRITES_ON_SNAPSHOT_ERROR", "perhaps"), ("GROWTH_FSYNC", "sometimes"), ("GROWTH_FSYNC", "1"),
     ("GROWTH_REDIS_CACHE_STALE_SECONDS", "-0.1"), ("GROWTH_BODY_GRACE", "0"), ("GROWTH_BODY_GRACE", "inf"),
     ("GROWTH_BODY_MIN_RATE", "-1"), ("GROWTH_BODY_MIN_RATE", "0.5"), ("GROWTH_BODY_MIN_RATE", "fast"),

@@ -11,7 +11,8 @@ from ..ops.metrics import Metrics
 from ..stores.base import COUNTRY, INDICATOR, BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
 from . import explore, resources, swagger_ui
 from .auth import RequireToken, configured_tokens
-from .body import BodyBudget, BulkParser
+from .body_budget import split_budgets
+from .bulk_parser import BulkParser
 from .compression import Gzip
 from .cors import CORS
 from .export import Export
@@ -41,10 +42,9 @@ def create_app(store, config):
     # The snapshotter tries again every interval: no sooner can writes be accepted again.
     app.add_error_handler(WritesRefused, _writes_refused(math.ceil(config.snapshot_interval)))
 
-    # A body larger than the whole budget could never be held, a bulk load larger than the whole
+    # A body larger than what one client may hold could never be held, a bulk load larger than the whole
     # queue never accepted: both are too large, not "retry later".
-    bodies = BodyBudget(config.body_buffer_bytes)
-    max_body_bytes = min(config.max_body_bytes, config.body_buffer_bytes)
+    bulk_bodies, record_bodies = split_budgets(config.body_buffer_bytes, config.body_buffer_client_percent)
     bulk_parser = BulkParser(min(config.bulk_max_records, config.bulk_queue_records, config.max_records))
 
     # A sink sees every method; \Z, since "$" would also match "/\n" (a path of "/%0A").
@@ -58,7 +58,8 @@ def create_app(store, config):
     app.add_route(explore.PAGE_PATH + "/{asset}", explore.Assets())
     if metrics:
         app.add_route("/metrics", metrics)
-    app.add_route("/api/v1/growth", resources.RecordCollection(store, bodies, max_body_bytes, bulk_parser))
+    app.add_route("/api/v1/growth", resources.RecordCollection(
+        store, bulk_bodies, min(config.max_body_bytes, bulk_bodies.client_limit), bulk_parser))
     post_status = resources.PostStatus(store)
     app.add_route(resources.JOB_STATUS_PATH, post_status)
     app.add_route(resources.JOB_STATUS_PATH + "/{job}", post_status, suffix="job")
@@ -68,7 +69,8 @@ def create_app(store, config):
     app.add_route("/api/v1/growth/indicators", Facets(store, INDICATOR))
     app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
     app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",
-                  resources.Record(store, bodies, min(max_body_bytes, MAX_UPDATE_BODY_BYTES)))
+                  resources.Record(store, record_bodies,
+                                   min(config.max_body_bytes, record_bodies.client_limit, MAX_UPDATE_BODY_BYTES)))
     return app
 
 

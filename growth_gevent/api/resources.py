@@ -11,7 +11,8 @@ from ..core.records import InvalidRecord, as_record, check_name, check_year, mak
 from ..http.responses import RETRY_AFTER_SECONDS
 from ..stores.base import JOBS_KEPT, StoreUnavailable
 from . import csv_format
-from .body import BULK_MEDIA_TYPES, read_body, read_json, request_media_type
+from .body_reader import read_body, read_json, request_media_type
+from .bulk_parser import BULK_MEDIA_TYPES
 from .conditional import etag_of, send_tagged, tag_body, write_check
 from .cursor import InvalidCursor, decode_cursor, encode_cursor
 
@@ -220,10 +221,10 @@ class RecordCollection:
 
     def on_post(self, req, resp):
         # The body is held only as an argument: when parse() returns, it and the parse are gone, and
-        # only then is the reservation given back.
+        # only then is the charge given back.
         media_type = request_media_type(req, BULK_MEDIA_TYPES)
-        with self._bodies.reserve() as reservation:
-            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, reservation),
+        with self._bodies.reserve(req.remote_addr) as charge:
+            records = self._bulk_parser.parse(read_body(req, self._max_body_bytes, charge),
                                               self._store.check_bulk_room, media_type)
         job = self._store.submit_bulk(records)
         # The body stays the challenge's; the job's own status is where Location points.
@@ -326,8 +327,8 @@ class Record:
         if problem:
             raise InvalidRecord(problem)
         key = make_key(country, indicator, year)
-        with self._bodies.reserve() as reservation:
-            value = parse_value_update(read_json(req, self._max_body_bytes, reservation), key)
+        with self._bodies.reserve(req.remote_addr) as charge:
+            value = parse_value_update(read_json(req, self._max_body_bytes, charge), key)
         created = self._store.put(key, value, write_check(req, lambda current: _record_etag(key, current)))
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
         resp.data = _record_json(key, value)

@@ -3,7 +3,7 @@
 
 Each record goes as its bytes are in the file (a JSON element, an NDJSON line, a CSV row after the file's
 header), so the server reads what it would read in the whole file. Before anything is sent, every part is
-checked with the server's own parsers (``api.body``, ``api.csv_format``, ``core.records``), so that a bad
+checked with the server's own parsers (``api.strict_json``, ``api.csv_format``, ``core.records``), so that a bad
 record anywhere refuses the file whole, named by its place in the file; only what the server's state
 decides (a full store, a restart) can stop a load split into parts midway.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import falcon
 
 from ..api import csv_format
-from ..api.body import parse_json
+from ..api.strict_json import parse_json
 from ..core.records import InvalidRecord, parse_records
 
 FORMATS = ("json", "ndjson", "csv")

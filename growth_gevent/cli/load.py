@@ -50,7 +50,7 @@ PLAIN_STEPS = 4  # without a terminal the bar is one line per quarter of the loa
 # The bearer token for a server that requires one (GROWTH_API_TOKENS), when --token does not give it: the
 # environment is the safer place, since other users of the machine can read arguments in the process list.
 TOKEN_VARIABLE = "GROWTH_API_TOKEN"
-# The limits a 413 names (api/body.py): the body's bytes, or the records of one load.
+# The limits a 413 names (api/body_reader.py, api/bulk_parser.py): the body's bytes, or the records of one load.
 _BYTES_LIMIT = re.compile(r"larger than ([0-9]+) bytes")
 _RECORDS_LIMIT = re.compile(r"holds at most ([0-9]+) records")
 # The exit codes (docs/operations.md, Loading files).

@@ -1,6 +1,6 @@
 """The request body as the application reads it (``wsgi.input``, whose ``read`` is all this service
 calls): framed by the head's Content-Length or
-chunked coding, with no socket (any binary file with ``read`` and ``readline``).
+chunked coding, with no socket (any ``io.BufferedReader``).
 
 Each reader stops at its body's end, so what follows is the next request, and enforces GROWTH_MAX_BODY_BYTES
 where the bytes arrive: a declared length over it, a chunk size over it, or chunks adding up past it are a
@@ -11,7 +11,8 @@ whether the connection is at the next request, or has to be closed.
 
 import re
 from collections.abc import Callable
-from typing import BinaryIO
+from io import BufferedReader
+from typing import Any
 
 from .head import BadRequest, ContentTooLarge, Framing, RequestTimeout, check_chunk_size, read_fields
 
@@ -21,7 +22,7 @@ MAX_CHUNK_SIZE_LINE = 8192  # pywsgi's bound on a size line with its extensions
 MAX_TRAILER_BYTES = 8192
 
 
-def open_body(framing: Framing, rfile: BinaryIO, limit: int,
+def open_body(framing: Framing, rfile: "BufferedReader[Any]", limit: int,
               on_first_read: Callable[[], None] | None = None) -> "SizedBody | ChunkedBody":
     """The body that ``framing`` announces, read from ``rfile``; ``on_first_read`` is called before its
     first byte is asked for (the server's ``100 Continue``), not at all for a body of no bytes."""
@@ -30,16 +31,26 @@ def open_body(framing: Framing, rfile: BinaryIO, limit: int,
     return SizedBody(rfile, framing.content_length or 0, limit, on_first_read)
 
 
+def _arrived(rfile: "BufferedReader[Any]", size: int) -> bytes:
+    """At most ``size`` bytes of what has arrived, waiting for one if none has. The wait fills the reader's
+    own buffer (peek), so nothing is allocated for bytes still to come: a body that has sent 1 byte of 8 MB
+    holds 1 byte, not a pending read's room."""
+    rfile.peek(1)
+    return rfile.read1(size)
+
+
 def _too_large(limit: int) -> ContentTooLarge:
     return ContentTooLarge(f"request body is larger than {limit} bytes", "body-too-large", limit)
 
 
 class SizedBody:
-    """A body of a Content-Length (none: no bytes)."""
+    """A body of a Content-Length (none: no bytes). ``read(size)`` hands over at most ``size`` bytes of
+    what has arrived, waiting only when nothing has, as a socket's ``recv`` does: the caller holds only
+    bytes received (api/body_reader.py charges them to the body budget)."""
 
     __slots__ = ("_rfile", "_left", "_limit", "_on_first_read")
 
-    def __init__(self, rfile: BinaryIO, length: int, limit: int, on_first_read: Callable[[], None] | None):
+    def __init__(self, rfile: "BufferedReader[Any]", length: int, limit: int, on_first_read: Callable[[], None] | None):
         self._rfile = rfile
         self._left = length
         self._limit = limit
@@ -51,17 +62,17 @@ class SizedBody:
 
     def read(self, size: int | None = -1) -> bytes:
         left = self._left
-        if not left:
+        if not left or size == 0:
             return b""
         if left > self._limit:
             raise _too_large(self._limit)
         if self._on_first_read is not None:
             self._on_first_read()
             self._on_first_read = None
-        wanted = left if size is None or size < 0 or size > left else size
-        data = self._rfile.read(wanted)
+        whole = size is None or size < 0
+        data = self._rfile.read(left) if size is None or size < 0 else _arrived(self._rfile, min(size, left))
         self._left = left - len(data)
-        if len(data) < wanted:
+        if not data or whole and self._left:
             raise BadRequest("request body ends before its Content-Length", "body-ended-early")
         return data
 
@@ -72,7 +83,7 @@ class ChunkedBody:
 
     __slots__ = ("_rfile", "_limit", "_on_first_read", "_chunk_left", "_received", "finished")
 
-    def __init__(self, rfile: BinaryIO, limit: int, on_first_read: Callable[[], None] | None):
+    def __init__(self, rfile: "BufferedReader[Any]", limit: int, on_first_read: Callable[[], None] | None):
         self._rfile = rfile
         self._limit = limit
         self._on_first_read = on_first_read
@@ -81,8 +92,8 @@ class ChunkedBody:
         self.finished = False
 
     def read(self, size: int | None = -1) -> bytes:
-        """What is left, or with a ``size`` at most that much of one chunk: a read hands over what one
-        chunk brings, as a socket's does."""
+        """What is left, or with a ``size`` at most that much of one chunk, and of what has arrived: a read
+        hands over what one chunk brings, as a socket's does."""
         if size == 0:
             return b""
         if self._on_first_read is not None:
@@ -96,11 +107,10 @@ class ChunkedBody:
             if not self._chunk_left:
                 self._next_chunk()
                 continue
-            step = self._chunk_left if whole else min(size, self._chunk_left)
-            data = self._rfile.read(step)
-            if len(data) < step:
+            data = self._rfile.read(self._chunk_left) if whole else _arrived(self._rfile, min(size, self._chunk_left))
+            if not data or whole and len(data) < self._chunk_left:
                 raise BadRequest("request body ends inside a chunk", "body-ended-early")
-            self._chunk_left -= step
+            self._chunk_left -= len(data)
             if not self._chunk_left and self._rfile.read(2) != b"\r\n":
                 raise BadRequest("a chunk's data is not followed by CRLF", "chunk-without-crlf")
             parts.append(data)

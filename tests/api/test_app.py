@@ -8,10 +8,9 @@ import falcon.testing
 import gevent
 import pytest
 import webtest
-from gevent.event import Event
 
 from growth_gevent.api.app import MAX_UPDATE_BODY_BYTES, create_app
-from growth_gevent.api.body import SEPARATORS_PER_RECORD, BulkParser
+from growth_gevent.api.bulk_parser import SEPARATORS_PER_RECORD, BulkParser
 from growth_gevent.config import Config
 from growth_gevent.core.records import MAX_NAME_URL_BYTES, InvalidRecord
 from tests.helpers.support import load, make_store, memory_store, post_records
@@ -505,11 +504,6 @@ class TestBulkBounds:
         load(client, store, [{**record, "Note": "x, y: z", "Source": "IMF"} for record in records(3)])
         assert store.size() == 3
 
-    def test_a_body_larger_than_the_whole_budget_is_413(self):
-        client, _ = memory_client(max_body_bytes=1000, body_buffer_bytes=100)
-        response = client.post("/api/v1/growth", b"[" + b" " * 100 + b"]", content_type="application/json", status=413)
-        assert response.json == {"msg": "request body is larger than 100 bytes"}
-
 
 @pytest.fixture
 def capped_client(store_kind, request):
@@ -546,77 +540,6 @@ class TestRecordCap:
         response = post_records(client, records(4), status=413)
         assert response.json == {"msg": "a bulk load holds at most 3 records; this body has 4 JSON objects"}
         assert store.bulk_status().jobs_accepted == 0
-
-
-class BlockingInput:
-    """A ``wsgi.input`` that holds its reader until released, or fails as a client that went away."""
-
-    def __init__(self, body, fail=False):
-        self._body = body
-        self._fail = fail
-        self.release = Event()
-        self.reading = Event()
-
-    def read(self, size=-1):
-        self.reading.set()
-        self.release.wait()
-        if self._fail:
-            raise ConnectionResetError("client went away")
-        data, self._body = self._body[:size], self._body[size:]
-        return data
-
-
-def call(app, body, wsgi_input=None, path="/api/v1/growth", method="POST"):
-    """``(status, headers, body)`` of one request to the WSGI ``app``, whose body may come from ``wsgi_input``."""
-    environ = falcon.testing.create_environ(path, method=method, body=body,
-                                            headers={"Content-Type": "application/json"})
-    if wsgi_input is not None:
-        environ["wsgi.input"] = wsgi_input
-    answer = {}
-
-    def start_response(status, headers, exc_info=None):
-        answer.update(status=int(status.split()[0]), headers={name.lower(): value for name, value in headers})
-
-    data = b"".join(app(environ, start_response))
-    return answer["status"], answer["headers"], json.loads(data)
-
-
-class TestBodyBudget:
-    BODY = json.dumps(records(3)).encode()
-
-    @pytest.fixture
-    def app(self):
-        store = memory_store()
-        yield create_app(store, Config(body_buffer_bytes=len(self.BODY) + 10))
-        store.close()
-
-    def test_a_body_that_does_not_fit_beside_those_held_is_503_before_it_is_read(self, app):
-        slow = BlockingInput(self.BODY)
-        first = gevent.spawn(call, app, self.BODY, slow)
-        slow.reading.wait(5)
-        untouched = BlockingInput(self.BODY)
-        status, headers, body = call(app, self.BODY, untouched)
-        assert (status, body) == (503, {"msg": "too many request bodies in memory; retry later"})
-        assert (headers["retry-after"], headers["connection"]) == ("1", "close")
-        assert not untouched.reading.is_set()
-        small = json.dumps(records(0)).encode()  # still fits beside the first
-        assert call(app, small)[0] == 202
-        slow.release.set()
-        assert first.get(timeout=5)[0] == 202
-        assert call(app, self.BODY)[0] == 202  # given back: a whole one fits again
-
-    @pytest.mark.parametrize("path, method", [("/api/v1/growth", "POST"), ("/api/v1/growth/A/B/1", "PUT")])
-    def test_the_reservation_is_given_back_when_the_client_goes_away(self, app, path, method):
-        gone = BlockingInput(self.BODY, fail=True)
-        gone.release.set()
-        status, _, body = call(app, self.BODY, gone, path, method)
-        assert (status, body) == (400, {"msg": "request body could not be read"})
-        assert call(app, self.BODY)[0] == 202
-
-    @pytest.mark.parametrize("body", [b"[01]", b"{]", json.dumps([{"Country": "."}]).encode()])
-    def test_the_reservation_is_given_back_after_a_refused_body(self, app, body):
-        assert call(app, body)[0] in (400, 422)
-        assert call(app, self.BODY)[0] == 202
 
 
 def room_for_all(records):

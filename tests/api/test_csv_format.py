@@ -12,7 +12,7 @@ import webtest
 
 from growth_gevent.api import csv_format
 from growth_gevent.api.app import create_app
-from growth_gevent.api.body import BulkParser
+from growth_gevent.api.bulk_parser import BulkParser
 from growth_gevent.api.csv_format import InvalidCSV, parse_records, rows_at_most, write
 from growth_gevent.config import Config
 from growth_gevent.core.records import InvalidRecord

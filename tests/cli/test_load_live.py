@@ -333,8 +333,6 @@ def test_gzip_sends_each_body_gzipped_with_its_content_encoding(tmp_path):
     assert [record for _, body in GzipService.posts for record in json.loads(body)] == records
 
 
-@pytest.mark.xfail(strict=True, reason="the server takes gzipped bulk bodies once that branch merges; until then "
-                                       "it answers 400 and load says to try without --gzip")
 def test_gzip_loads_into_the_server(server):
     result = run_upload(SAMPLE, "--url", url_of(server), "--gzip")
     assert "try without --gzip" not in result.stderr

@@ -10,11 +10,11 @@ from growth_gevent.http import bodies, head
 
 
 def chunked(data: bytes, limit: int = 1000, on_first_read=None):
-    return bodies.open_body(head.Framing(None, True, "t"), io.BytesIO(data), limit, on_first_read)
+    return bodies.open_body(head.Framing(None, True, "t"), io.BufferedReader(io.BytesIO(data)), limit, on_first_read)
 
 
 def sized(data: bytes, length: int, limit: int = 1000, on_first_read=None):
-    return bodies.open_body(head.Framing(length, False, "t"), io.BytesIO(data), limit, on_first_read)
+    return bodies.open_body(head.Framing(length, False, "t"), io.BufferedReader(io.BytesIO(data)), limit, on_first_read)
 
 
 def test_a_sized_body_is_read_in_parts_to_its_length_and_no_further():
@@ -37,7 +37,7 @@ def test_a_sized_body_that_ends_early_is_a_400():
 
 
 def test_a_declared_length_over_the_limit_is_a_413_before_a_byte_is_read():
-    rfile = io.BytesIO(b"x" * 2000)
+    rfile = io.BufferedReader(io.BytesIO(b"x" * 2000))
     body = bodies.open_body(head.Framing(1001, False, "t"), rfile, 1000)
     with pytest.raises(head.ContentTooLarge) as refused:
         body.read(10)
@@ -74,7 +74,7 @@ def test_a_malformed_chunked_body_is_refused_by_its_rule(data, rule):
 
 
 def test_a_chunk_larger_than_the_limit_is_a_413_before_its_bytes():
-    rfile = io.BytesIO(b"3E9\r\n" + b"x" * 2000)
+    rfile = io.BufferedReader(io.BytesIO(b"3E9\r\n" + b"x" * 2000))
     body = bodies.open_body(head.Framing(None, True, "t"), rfile, 1000)
     with pytest.raises(head.ContentTooLarge) as refused:
         body.read(10)
@@ -105,3 +105,33 @@ def test_an_empty_body_announces_nothing():
     calls = []
     body = sized(b"", 0, on_first_read=lambda: calls.append(1))
     assert (body.read(), calls) == (b"", [])
+
+
+class Packets(io.RawIOBase):
+    """A socket's bytes as the connection buffers them: each raw read brings the next packet; asking once
+    they are all taken fails, as a client that sends nothing more would leave the read waiting."""
+
+    def __init__(self, *packets):
+        self._packets = list(packets)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if not self._packets:
+            raise AssertionError("waited for bytes the client has not sent")
+        packet = self._packets.pop(0)
+        buffer[:len(packet)] = packet
+        return len(packet)
+
+
+@pytest.mark.parametrize("framing, sent", [
+    (head.Framing(8_000_000, False, "t"), [b"[" + b" " * 999, b" " * 3000]),
+    (head.Framing(None, True, "t"), [b"7A1200\r\n[" + b" " * 999, b" " * 3000]),
+], ids=["sized", "chunked"])
+def test_a_read_hands_over_what_has_arrived_without_waiting_for_more(framing, sent):
+    """What the body budget needs: a body holds the bytes its client sent, never room for those to come
+    (api/body_reader.py charges what a read returns)."""
+    body = bodies.open_body(framing, io.BufferedReader(Packets(*sent), 64 * 1024), 8_000_000)
+    assert len(body.read(64 * 1024)) == 1000
+    assert len(body.read(64 * 1024)) == 3000

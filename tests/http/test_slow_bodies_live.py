@@ -4,23 +4,19 @@ grace is a 408 and a closed connection (issue 25, item 4)."""
 
 import json
 import re
-import select
-import threading
 import time
 
 import pytest
 
 from growth_gevent.testing import closed_by_peer, read_response, wait_for
-from tests.helpers.raw_http import HOST, JSON, post_head
+from tests.helpers.raw_http import HOST, JSON, Trickle, post_head, unanswered
 
 SLOW_UPLOADS = 50
 DECLARED = 8 * 1024 * 1024  # GROWTH_MAX_BODY_BYTES: the largest body a client may declare
 FEED_SECONDS = 1.0  # one byte each, this often
 WATCH_SECONDS = 3.0  # within the default grace (10 s): every upload is still being read
-# A PUT or a bulk POST of 1 kB takes ~1 ms; "at once" with room for a busy two-core machine.
-AT_ONCE_SECONDS = 0.5
-# Measured: the process grew by 3.5-4.5 MiB while 50 uploads were read and the writes answered (the slowest
-# PUT and POST pair: 18-26 ms). The uploads declare 400 MiB; the default budget alone is 64 MiB.
+# Measured: the process grew by 3.5-4.5 MiB while 50 uploads were read and the writes answered. The uploads
+# declare 400 MiB; the default budget alone is 64 MiB.
 RSS_GROWTH_MIB = 16
 BULK_1KB = json.dumps([{"Country": f"C{index}", "Indicator": "NGDP_R", "Value": 1.5, "Year": 2000 + index}
                        for index in range(14)]).encode()
@@ -34,59 +30,21 @@ def rss_mib(pid):
         return int(re.search(r"^VmRSS:\s+(\d+) kB", status.read(), re.MULTILINE).group(1)) / 1024
 
 
-def unanswered(sock):
-    """True while the server has sent nothing on ``sock`` and not closed it."""
-    return not select.select([sock], [], [], 0)[0]
-
-
-class Trickle:
-    """A thread that sends ``piece`` on each socket every ``seconds`` until stopped or the socket fails."""
-
-    def __init__(self, sockets, piece, seconds):
-        self.sockets = list(sockets)
-        self._piece = piece
-        self._seconds = seconds
-        self._stop = threading.Event()
-        self.failed = set()  # indexes of the sockets a send failed on (the server closed them)
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self):
-        while not self._stop.wait(self._seconds):
-            for index, sock in enumerate(self.sockets):
-                if index not in self.failed:
-                    try:
-                        sock.sendall(self._piece)
-                    except OSError:
-                        self.failed.add(index)
-
-
-@pytest.mark.serial  # latencies and the RSS of 50 connections
-def test_slow_uploads_hold_what_they_sent_and_other_writers_answer_at_once(server):
+@pytest.mark.serial  # the RSS of 50 connections
+def test_slow_uploads_hold_what_they_sent_and_other_writers_are_answered(server):
     before = rss_mib(server.process.pid)
     uploads = [server.socket() for _ in range(SLOW_UPLOADS)]
     for sock in uploads:
         sock.sendall(post_head(HOST, JSON, b"Content-Length: %d" % DECLARED) + b"[")
-    slowest = 0.0
     with Trickle(uploads, b" ", FEED_SECONDS):
         watch_ends = time.monotonic() + WATCH_SECONDS
         while time.monotonic() < watch_ends:
-            started = time.monotonic()
             put = server.request("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", b'{"value": 1.5}',
                                  {"Content-Type": "application/json"})
             post = server.request("POST", "/api/v1/growth", BULK_1KB, {"Content-Type": "application/json"})
-            slowest = max(slowest, time.monotonic() - started)
             assert (put[0], post[0]) in ((201, 202), (200, 202)), (put, post)
         assert all(unanswered(sock) for sock in uploads)  # all 50 still being read
         grown = rss_mib(server.process.pid) - before
-    assert slowest < AT_ONCE_SECONDS
     assert grown < RSS_GROWTH_MIB
     for sock in uploads:
         sock.close()

@@ -1,10 +1,10 @@
-"""What tests/api/test_body.py tests, where it takes a process (a server, redis-server); the names these tests
-share with those in process come from tests/api/test_body.py."""
+"""What tests/api/test_strict_json.py tests, where it takes a process (a server, redis-server); the names these tests
+share with those in process come from tests/api/test_strict_json.py."""
 
 import json
 
 from growth_gevent.core.records import MAX_YEAR
-from tests.api.test_body import LONG_DIGITS, RECORD, TOO_LONG, UNDERFLOW, YEAR_RANGE
+from tests.api.test_strict_json import LONG_DIGITS, RECORD, TOO_LONG, UNDERFLOW, YEAR_RANGE
 
 
 def test_each_edge_is_refused_on_a_live_server_and_nothing_changes(live):

@@ -1,0 +1,98 @@
+"""The body budgets: bytes of request bodies the process holds at once, so that bodies cannot take the memory
+the store needs, and no client address can take what the others need.
+
+``GROWTH_BODY_BUFFER_BYTES`` is split in two budgets: one for bulk bodies, and a reserve of its own for
+single-record bodies (``RECORD_BODIES_SHARE`` of it; a PUT body is at most 64 KiB), so that bulk uploads,
+however many, never refuse a PUT (as PostgreSQL keeps ``superuser_reserved_connections`` out of
+``max_connections``). In each, the bodies of one client address hold at most
+``GROWTH_BODY_BUFFER_CLIENT_PERCENT`` of it, as nginx's ``limit_conn`` bounds what one address holds (in
+connections there, in bytes here). A body is charged for bytes once they are received, never ahead of
+them, and gives its charge back however its request ends. One event loop: plain counts.
+"""
+
+import falcon
+
+from ..http.responses import RETRY_AFTER_SECONDS
+
+# The share of GROWTH_BODY_BUFFER_BYTES kept for single-record bodies: 4 MiB of the default 64 MiB, room for
+# 64 PUT bodies of the largest size at once, or tens of thousands of the usual `{"value": n}`.
+RECORD_BODIES_SHARE = 1 / 16
+
+
+def split_budgets(total, client_percent):
+    """The bulk bodies' budget and the single-record bodies' own, ``total`` bytes between them, one client
+    address holding at most ``client_percent`` of each."""
+    records = int(total * RECORD_BODIES_SHARE)
+    bulk, record = (BodyBudget(limit, limit * client_percent // 100) for limit in (total - records, records))
+    return bulk, record
+
+
+class BodyBudget:
+    """Request-body bytes that the process holds at once: ``limit`` for all requests together,
+    ``client_limit`` for those of one client address. A request charges what it has received, and is
+    refused with a 503 (``Retry-After``, the rest of its body not read) when that would pass either.
+    """
+
+    def __init__(self, limit, client_limit):
+        self.limit = limit
+        self.client_limit = client_limit
+        self.held = 0
+        self.held_by = {}  # client address -> the bytes its bodies hold; none held, not listed
+
+    def reserve(self, client):
+        """A charge of no bytes yet, for a body from address ``client``, to grow; use it as a context
+        manager, which gives it back."""
+        return _Charge(self, client)
+
+
+_ALL_BODIES = "too many request bodies in memory; retry later"
+_CLIENT_BODIES = "too many request bodies in memory from this client address; retry later"
+
+
+def _refusal(description):
+    # Connection: close, as for a 413: the rest of the body is not read.
+    return falcon.HTTPServiceUnavailable(description=description, retry_after=RETRY_AFTER_SECONDS,
+                                         headers={"Connection": "close"})
+
+
+class _Charge:
+    __slots__ = ("_budget", "_client", "size")
+
+    def __init__(self, budget, client):
+        self._budget = budget
+        self._client = client
+        self.size = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        if self.size:
+            budget = self._budget
+            budget.held -= self.size
+            left = budget.held_by.pop(self._client) - self.size
+            if left:
+                budget.held_by[self._client] = left
+            self.size = 0
+
+    def check_room(self):
+        """A 503 unless one byte more would fit: asked before a body is read, so that a full budget reads
+        nothing of it."""
+        budget = self._budget
+        if budget.held >= budget.limit:
+            raise _refusal(_ALL_BODIES)
+        if budget.held_by.get(self._client, 0) >= budget.client_limit:
+            raise _refusal(_CLIENT_BODIES)
+
+    def add(self, size):
+        """Charge ``size`` bytes more, just received; a 503 when they do not fit."""
+        budget = self._budget
+        if budget.held + size > budget.limit:
+            raise _refusal(_ALL_BODIES)
+        by_client = budget.held_by.get(self._client, 0) + size
+        if by_client > budget.client_limit:
+            raise _refusal(_CLIENT_BODIES)
+        if size:
+            budget.held += size
+            budget.held_by[self._client] = by_client
+            self.size += size

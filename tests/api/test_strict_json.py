@@ -1,0 +1,112 @@
+"""Request bodies at the edges of JSON (growth_gevent/api/strict_json.py): keys given twice, numbers too small
+for a double, integers longer than Python reads, and years that no URL could address; in-process on both
+stores (on a live server: test_strict_json_live.py)."""
+
+import json
+
+import pytest
+
+from growth_gevent.api.strict_json import parse_json
+from growth_gevent.core.records import MAX_YEAR
+from tests.helpers.support import load
+
+RECORD = {"Country": "A", "Indicator": "B", "Value": 1.5, "Year": 2002}
+LONG_DIGITS = "1" * 4301  # one more than Python's int() reads from text
+TOO_LONG = "request body has an integer of more than 4300 digits; no field takes one"
+UNDERFLOW = ("request body has the number {}, too small for a double: it would be read as 0; send 0, or a "
+             "number of at least 5e-324 in size")
+YEAR_RANGE = "Year must be between -999999999 and 999999999"
+
+
+def post_raw(client, body, status):
+    return client.post("/api/v1/growth", body, content_type="application/json", status=status)
+
+
+def put_raw(client, body, status, year=2002):
+    return client.put(f"/api/v1/growth/A/B/{year}", body, content_type="application/json", status=status)
+
+
+class TestDuplicateKeys:
+    @pytest.mark.parametrize("body, key", [
+        ('[{"Country": "A", "Country": "B", "Indicator": "C", "Value": 1, "Year": 1}]', '"Country"'),
+        ('[{"Country": "A", "Indicator": "C", "Value": 1, "Year": 1, "Year": 2}]', '"Year"'),
+        ('[{"Country": "A:B", "Indicator": "C", "Value": 1, "Year": 1, "Value": 2}]', '"Value"'),
+        ('[{"Country": "A", "Indicator": "C", "Value": 1, "Year": 1, "Note": {"x": 1, "x": 2}}]', '"x"'),
+    ], ids=["country", "year", "colon-in-a-name", "nested"])
+    def test_a_key_twice_in_a_bulk_record_is_400_naming_it_and_queues_nothing(self, client, store, body, key):
+        response = post_raw(client, body, 400)
+        assert response.json == {"msg": f"request body is not valid JSON for this service: an object has the key "
+                                        f"{key} twice"}
+        assert store.bulk_status().jobs_accepted == 0
+
+    def test_a_key_twice_in_a_put_body_is_400(self, client, store):
+        response = put_raw(client, '{"value": 1, "value": 2}', 400)
+        assert response.json == {"msg": 'request body is not valid JSON for this service: an object has the key '
+                                        '"value" twice'}
+        assert store.get(("A", "B", 2002)) is None
+
+    @pytest.mark.parametrize("record", [
+        {**RECORD, "Country": "A:B{C}"},
+        {**RECORD, "Note": {"x": 1, "y": [{"z": 2}]}},
+        {**RECORD, "Indicator": '"quoted": {}'},
+    ], ids=["colon-and-braces-in-a-name", "nested-objects", "json-in-a-name"])
+    def test_what_spoils_the_fast_count_without_a_duplicate_is_accepted(self, client, store, record):
+        load(client, store, [record, {**RECORD, "Year": 2003}])
+        assert store.size() == 2
+
+    def test_a_long_key_is_quoted_shortened(self):
+        with pytest.raises(Exception) as refused:
+            parse_json(json.dumps({"k" * 100: 1}).replace("}", ', "' + "k" * 100 + '": 2}').encode(), unique_keys=True)
+        assert refused.value.description == ('request body is not valid JSON for this service: an object has the '
+                                             'key "' + "k" * 39 + '..." twice')
+
+
+class TestTinyNumbers:
+    @pytest.mark.parametrize("literal", ["1e-400", "-2.5E-330", "0.0000001e-320", "2e-324"])
+    def test_a_non_zero_number_that_underflows_is_422_in_a_post_and_a_put(self, client, store, literal):
+        response = post_raw(client, json.dumps([RECORD]).replace("1.5", literal), 422)
+        assert response.json == {"msg": UNDERFLOW.format(literal)}
+        assert put_raw(client, f'{{"value": {literal}}}', 422).json == {"msg": UNDERFLOW.format(literal)}
+        assert store.bulk_status().jobs_accepted == 0
+        assert store.get(("A", "B", 2002)) is None
+
+    @pytest.mark.parametrize("literal, value", [("5e-324", 5e-324), ("3e-324", 5e-324), ("0e-400", 0.0),
+                                                ("-0.0E-5", -0.0), ("1.5e-5", 1.5e-5), ("2.2250738585072014e-308",
+                                                                                        2.2250738585072014e-308)])
+    def test_zero_and_the_smallest_doubles_are_kept(self, client, literal, value):
+        response = put_raw(client, f'{{"value": {literal}}}', 201)
+        assert repr(response.json["Value"]) == repr(value)
+
+
+class TestLongIntegers:
+    @pytest.mark.parametrize("body", [f'[{{"Country": "A", "Indicator": "B", "Value": 1, "Year": {LONG_DIGITS}}}]',
+                                      f'[{{"Country": "A", "Indicator": "B", "Value": {LONG_DIGITS}, "Year": 1}}]'],
+                             ids=["year", "value"])
+    def test_an_integer_longer_than_python_reads_is_422_in_plain_words(self, client, store, body):
+        response = post_raw(client, body, 422)
+        assert response.json == {"msg": TOO_LONG}
+        assert "sys." not in response.text
+        assert store.bulk_status().jobs_accepted == 0
+
+    def test_in_a_put_too(self, client):
+        assert put_raw(client, f'{{"value": {LONG_DIGITS}}}', 422).json == {"msg": TOO_LONG}
+
+
+class TestYears:
+    @pytest.mark.parametrize("year", [MAX_YEAR + 1, -MAX_YEAR - 1, 10 ** 4299, -(10 ** 30)])
+    def test_a_year_that_no_url_could_address_is_422_in_a_post(self, client, store, year):
+        response = post_raw(client, json.dumps([RECORD, {**RECORD, "Year": year}]), 422)
+        assert response.json == {"msg": f"record 1: {YEAR_RANGE}"}
+        assert store.bulk_status().jobs_accepted == 0
+
+    @pytest.mark.parametrize("year", [MAX_YEAR + 1, -MAX_YEAR - 1, 10 ** 3999])
+    def test_and_in_a_put(self, client, store, year):
+        assert put_raw(client, '{"value": 1}', 422, year=year).json == {"msg": YEAR_RANGE}
+        assert store.size() == 0
+
+    @pytest.mark.parametrize("year", [MAX_YEAR, -MAX_YEAR, 0, 20021231])
+    def test_the_widest_years_are_stored_and_reached_by_their_url(self, client, store, year):
+        load(client, store, [{**RECORD, "Year": year}])
+        assert client.get(f"/api/v1/growth/A/B/{year}").json == {**RECORD, "Year": year}
+        client.delete(f"/api/v1/growth/A/B/{year}", status=204)
+        assert put_raw(client, '{"value": 1}', 201, year=year).json["Year"] == year
