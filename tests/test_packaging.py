@@ -8,12 +8,10 @@ import tomllib
 import pytest
 
 from growth_gevent.config import Config, ConfigError
+from tests.helpers.packaging import REDIS_CLIENT, REDIS_EXTRA_HINT
 from tests.helpers.support import ROOT
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-LOCAL_INDEX = "file:///opt/pypi/simple"  # this machine's copy of PyPI: the build backend comes from it
-REDIS_CLIENT = {"redis", "hiredis"}
-REDIS_EXTRA_HINT = "pip install 'growth-gevent[redis]'"
 
 
 def pinned(requirements):

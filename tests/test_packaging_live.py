@@ -12,8 +12,8 @@ import pytest
 
 from growth_gevent import __version__
 from growth_gevent.testing import LiveServer
+from tests.helpers.packaging import LOCAL_INDEX, REDIS_CLIENT, REDIS_EXTRA_HINT
 from tests.helpers.support import ROOT
-from tests.test_packaging import LOCAL_INDEX, REDIS_CLIENT, REDIS_EXTRA_HINT
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from growth_gevent.stores.base import COMPLETE, FAILED, IN_PROGRESS, JOBS_KEPT, JobStatus
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.testing import wait_for
-from tests.durability.test_durable_reads import GatedFsync
+from tests.helpers.durability import GatedFsync
 from tests.helpers.recovering import opened
 from tests.helpers.support import ROOT, applier_paused, load, make_store, post_records
 

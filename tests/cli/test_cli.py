@@ -101,6 +101,5 @@ def test_the_image_stops_on_sigterm_within_docker_stops_default_grace():
 
 # Durability: real processes restarted on the same snapshot file.
 
-BIG = 42450
 
 

@@ -12,7 +12,7 @@ import pytest
 from growth_gevent.durability.snapshot import read_snapshot, write_snapshot
 from growth_gevent.testing import open_redis_store, start_fails, wait_for
 from scripts.generate_data import generate
-from tests.cli.test_cli import BIG
+from tests.helpers.cli import BIG
 from tests.helpers.support import ROOT
 
 

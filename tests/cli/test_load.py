@@ -15,8 +15,6 @@ from growth_gevent.cli.load import PLAIN_STEPS, ProgressBar
 from growth_gevent.config import Config
 from tests.helpers.support import SAMPLE
 
-RECORDS = 5000
-
 
 class Terminal(io.StringIO):
     def isatty(self):

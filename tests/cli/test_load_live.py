@@ -17,7 +17,7 @@ from growth_gevent.cli.load import PLAIN_STEPS
 from growth_gevent.testing import LiveServer
 from scripts.benchmark import uploads
 from scripts.generate_data import generate
-from tests.cli.test_load import RECORDS
+from tests.helpers.cli import RECORDS
 from tests.helpers.support import ROOT, SAMPLE
 
 TOKEN = "upload-token-0123456789abcdef"

@@ -3,7 +3,6 @@ before as the writer left it, replay verifies it before applying anything, and s
 writes again a segment that holds nothing before it goes on."""
 
 import errno
-import marshal
 import pathlib
 import zlib
 
@@ -14,6 +13,7 @@ from growth_gevent.durability.check import check
 from growth_gevent.durability.journal import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
 from growth_gevent.durability.replay import JournalDamaged, read_segment
 from growth_gevent.durability.snapshot import write_snapshot
+from tests.helpers.durability import frame_v2_segment
 from tests.helpers.recovering import KEY, crashed, opened
 
 
@@ -132,10 +132,6 @@ def test_a_newest_segment_that_holds_no_record_is_written_again_under_its_number
     again.put(("A", "B", 2), 2)
     assert crashed(again) == {"A": {"B": {1: 1, 2: 2}}}
     assert check(path, say=said.append) == 0
-
-
-def frame_v2_segment(number, *records):
-    return b"GGJOURN\x02" + frame(b'["segment",%d,1,[]]\n' % number + marshal.dumps([])) + b"".join(records)
 
 
 def test_version_2_segments_are_replayed_and_the_first_version_3_one_links_to_the_last(path):

@@ -11,9 +11,15 @@ import pytest
 
 from growth_gevent.durability.journal import put_record
 from growth_gevent.testing import start_fails, wait_for
-from tests.durability.test_chain import frame_v2_segment
-from tests.durability.test_durability_live import WRITERS, Writers, check_every_acknowledged_write, put
-from tests.durability.test_integrity_live import check, record_offsets
+from tests.helpers.durability import (
+    WRITERS,
+    Writers,
+    check,
+    check_every_acknowledged_write,
+    frame_v2_segment,
+    put,
+    record_offsets,
+)
 
 
 def killed_after(servers, snapshot, years, **env):

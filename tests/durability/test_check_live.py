@@ -3,7 +3,7 @@ a pass nor a traceback, so that a typo in a backup check fails."""
 
 import pytest
 
-from tests.durability.test_integrity_live import check
+from tests.helpers.durability import check
 
 
 @pytest.mark.parametrize("where, said", [

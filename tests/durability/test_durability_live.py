@@ -1,8 +1,6 @@
 """No acknowledged write lost, as only real processes show it: one owner per snapshot file, snapshots
 that fail and recover, a Redis restarted empty."""
 
-import http.client
-import itertools
 import json
 import os
 import random
@@ -15,13 +13,10 @@ import pytest
 
 from growth_gevent.durability.snapshot import read_snapshot, write_snapshot
 from growth_gevent.testing import RedisServer, start_fails, wait_for
+from tests.helpers.durability import WRITERS, Writers, check_every_acknowledged_write, killed_after_writes, put
 from tests.helpers.support import SAMPLE
 
 RECORD = "/api/v1/growth/A/B/{}"
-
-
-def put(server, year, value):
-    return server.request_json("PUT", RECORD.format(year), {"value": value})
 
 
 def file_size_limit(server, limit):
@@ -131,58 +126,6 @@ def test_a_redis_restarted_empty_gets_the_preload_again_once(servers):
 
 # The journal (issue 17): every write answered 2xx or 202 survives kill -9.
 
-WRITERS = 16
-
-
-class Writers:
-    """WRITERS threads writing their own keys as fast as they are answered (PUTs, and a DELETE every
-    fifth write), each remembering, per key, the last write acknowledged and whether one was in flight
-    after it (answered or not when the server died, so either outcome is right)."""
-
-    def __init__(self, server, first_year):
-        self._server = server
-        self._first_year = first_year
-        self.acknowledged = {}  # year -> value, or None for a DELETE
-        self.uncertain = {}  # year -> the value of a write in flight when the server died
-        self._threads = [threading.Thread(target=self._write, args=(writer,)) for writer in range(WRITERS)]
-        for thread in self._threads:
-            thread.start()
-
-    def _write(self, writer):
-        connection = self._server.connection(timeout=5)
-        for step in itertools.count():
-            year = self._first_year + writer * 1000 + step % 50
-            value = None if step % 5 == 4 else step + writer / 100
-            self.uncertain[year] = value
-            try:
-                if value is None:
-                    connection.request("DELETE", RECORD.format(year))
-                else:
-                    connection.request("PUT", RECORD.format(year), json.dumps({"value": value}),
-                                       {"Content-Type": "application/json"})
-                response = connection.getresponse()
-                response.read()
-            except (OSError, http.client.HTTPException):
-                return
-            assert response.status in (200, 201, 204, 404), response.status
-            del self.uncertain[year]
-            self.acknowledged[year] = value
-
-    def join(self):
-        for thread in self._threads:
-            thread.join(10)
-        return len(self.acknowledged)
-
-
-def check_every_acknowledged_write(server, writers):
-    """Every acknowledged PUT is there with its value, every acknowledged DELETE absent, unless a
-    write of that key was in flight (then its value is right too)."""
-    for year in set(writers.acknowledged) | set(writers.uncertain):
-        status, body = server.request_json("GET", RECORD.format(year))
-        found = body["Value"] if status == 200 else None
-        allowed = {writers.acknowledged.get(year)} | ({writers.uncertain[year]} if year in writers.uncertain else set())
-        assert found in allowed, (year, found, allowed)
-
 
 @pytest.mark.parametrize("policy", ["always", "everysec", "no"])
 def test_every_write_acknowledged_before_a_kill_9_at_a_random_moment_is_there_after_a_restart(
@@ -222,15 +165,6 @@ def test_a_bulk_load_answered_202_survives_a_kill_9_right_after_the_answer(serve
     again.wait_until_complete()
     assert again.request_json("GET", "/api/v1/growth/size") == (200, {"size": 20001})
     assert again.request_json("GET", "/api/v1/growth/C/D/19999")[1]["Value"] == 1.5 + 19999
-
-
-def killed_after_writes(servers, snapshot, count=5, **env):
-    server = servers(GROWTH_SNAPSHOT=str(snapshot), **env)
-    for year in range(count):
-        assert put(server, year, year)[0] == 201
-    server.process.kill()
-    server.process.wait()
-    return sorted(snapshot.parent.glob("growth.snapshot.journal.*"))
 
 
 def test_a_torn_last_record_is_dropped_with_a_warning_and_the_rest_is_served(servers, tmp_path):

@@ -2,9 +2,6 @@
 a read covering a write in flight waits for that write's fsync, shows the state after the undo when the
 fsync fails, and waits for nothing else."""
 
-import errno
-import os
-import threading
 
 import gevent
 import pytest
@@ -15,38 +12,11 @@ from growth_gevent.config import Config
 from growth_gevent.durability import journal as journal_module
 from growth_gevent.stores.base import COUNTRY, INDICATOR, WritesRefused
 from growth_gevent.testing import wait_for
+from tests.helpers.durability import GatedFsync
 from tests.helpers.recovering import opened
 
 KEY = ("BRZ", "NGDP_R", 2002)
 OTHER = ("ARG", "LUR", 1990)
-
-
-class GatedFsync:
-    """Each fdatasync waits for a permit the test gives (``allow``); ``fail_next`` makes the next one
-    raise EIO, as a failing disk does."""
-
-    def __init__(self, monkeypatch):
-        self._permits = threading.Semaphore(0)
-        self.waiting = 0
-        self.fail_next = False
-        real = os.fdatasync
-
-        def fdatasync(descriptor):
-            self.waiting += 1
-            self._permits.acquire()
-            self.waiting -= 1
-            if self.fail_next:
-                self.fail_next = False
-                raise OSError(errno.EIO, "Input/output error")
-            real(descriptor)
-
-        monkeypatch.setattr(journal_module.os, "fdatasync", fdatasync)
-
-    def allow(self, count=1):
-        self._permits.release(count)
-
-    def wait_until_waiting(self):
-        wait_for(lambda: gevent.sleep(0.001) or self.waiting > 0)
 
 
 @pytest.fixture

@@ -3,26 +3,13 @@
 import errno
 import os
 import pathlib
-import struct
 import subprocess
-import sys
 import time
 
 import pytest
 
-from growth_gevent.durability import journal
 from growth_gevent.testing import holds_for, start_fails, wait_for
-from tests.durability.test_durability_live import killed_after_writes
-from tests.helpers.support import ROOT
-
-
-def record_offsets(data):
-    """The byte offset of each record of a segment's bytes, as its frames chain them."""
-    offsets, offset = [], len(journal.SEGMENT_MAGIC)
-    while offset < len(data):
-        offsets.append(offset)
-        offset += journal.FRAME.size + struct.unpack_from("<I", data, offset)[0]
-    return offsets
+from tests.helpers.durability import check, killed_after_writes, record_offsets
 
 
 def test_a_damaged_length_mid_journal_stops_start_up_naming_the_file_and_the_offset(servers, tmp_path):
@@ -55,12 +42,6 @@ def test_a_bit_flipped_in_the_snapshot_refuses_to_start_naming_the_file(servers,
     assert refused.returncode == 2
     assert f"cannot start: {snapshot} is damaged: its checksum does not match" in refused.stderr
     assert snapshot.read_bytes() == damaged
-
-
-def check(*args, **env):
-    """``growth-gevent check ARGS`` as a process: its CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", "growth_gevent", "check", *map(str, args)], cwd=ROOT,
-                          env={"PATH": "/usr/bin:/bin", **env}, capture_output=True, text=True, timeout=60)
 
 
 def test_check_verifies_a_snapshot_and_its_journal_read_only_and_repair_cuts_only_a_torn_tail(servers, tmp_path):

@@ -2,33 +2,7 @@
 from /proc, and that its tables, projection and targets format every row it measures."""
 
 
-
 from scripts.benchmark import http_cost, report, scenarios
-
-MISSING_RECORD_PATH = "/api/v1/growth/BRZ/NGDP_R/1900"
-AB_SMOKE_REQUESTS, AB_SMOKE_CONCURRENCY = 300, 30
-
-
-# A parent that spends next to nothing, and a child that spends 0.3 s of CPU, then lives on or ends; the
-# parent waits for an ended child (as the supervisor does), then says so.
-BURN_IN_CHILD = """
-import os, signal, sys, time
-child = os.fork()
-if child == 0:
-    deadline = time.process_time() + 0.3
-    while time.process_time() < deadline:
-        pass
-    if sys.argv[1] == "lives":
-        signal.pause()  # until the parent kills it
-    os._exit(0)
-if sys.argv[1] == "ends":
-    os.waitpid(child, 0)
-print("burnt" if sys.argv[1] == "ends" else "started", flush=True)
-input()  # until the test writes a line
-if sys.argv[1] == "lives":
-    os.kill(child, signal.SIGKILL)
-    os.waitpid(child, 0)
-"""
 
 
 def fake_figures(scenario, index):

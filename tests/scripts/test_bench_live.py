@@ -9,7 +9,7 @@ import pytest
 from growth_gevent.testing import wait_for
 from scripts.benchmark import procfs, runners
 from scripts.benchmark.servers import RECORD_PATH, put_record, url
-from tests.scripts.test_bench import AB_SMOKE_CONCURRENCY, AB_SMOKE_REQUESTS, BURN_IN_CHILD, MISSING_RECORD_PATH
+from tests.helpers.load_tools import AB_SMOKE_CONCURRENCY, AB_SMOKE_REQUESTS, BURN_IN_CHILD, MISSING_RECORD_PATH
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from tests.helpers.support import ROOT
-from tests.scripts.test_k6 import (
+from tests.helpers.load_tools import (
     BULK_FILE_RECORDS,
     GATED_ON_FAILURES,
     K6,
@@ -19,8 +18,9 @@ from tests.scripts.test_k6 import (
     SCRIPTS,
     SMOKE_RUNS,
     THRESHOLD_CROSSED,
+    SlowService,
 )
-from tests.scripts.test_locust_live import SlowService
+from tests.helpers.support import ROOT
 
 pytestmark = pytest.mark.serial  # load generators: they load the machine
 

@@ -11,11 +11,11 @@ import socket
 import subprocess
 import sys
 import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
+from tests.helpers.load_tools import SlowService
 from tests.helpers.support import ROOT, SAMPLE
 
 pytestmark = pytest.mark.serial  # load generators: they load the machine
@@ -64,32 +64,6 @@ def test_failed_requests_make_locust_exit_1(tmp_path):
                                 ["--users", "2", "--spawn-rate", "2", "--run-time", "2s"])
     assert run.returncode == 1, run.stderr
     assert sum(entry["num_failures"] for entry in stats) > 0
-
-
-class SlowService(BaseHTTPRequestHandler):
-    """Right answers to the readers' requests, each 0.4 s late: slower than the locustfile's p99 bound
-    (250 ms) on any machine."""
-
-    def do_GET(self):
-        self._answer(b"pong" if self.path == "/ping" else json.dumps(self._record(183.26)).encode())
-
-    def do_PUT(self):
-        value = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["value"]
-        self._answer(json.dumps(self._record(value)).encode())
-
-    @staticmethod
-    def _record(value):
-        return {"Country": "BRZ", "Indicator": "NGDP_R", "Value": value, "Year": 2002}
-
-    def _answer(self, body):
-        time.sleep(0.4)  # the slowness under test, in the stub's own thread
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 @pytest.mark.parametrize("limits, exit_code", [("off", 0), ("on", 1)])
