@@ -11,6 +11,8 @@ from growth_gevent.stores.base import StoreUnavailable
 from growth_gevent.testing import open_redis_store, wait_for
 from tests.helpers.support import ROOT
 
+# Long enough that only a request that never returns takes it: a hang fails, a loaded machine does not.
+HANG_SECONDS = 30
 KEY = ("BRZ", "NGDP_R", 2002)
 TIMEOUT = 0.5
 WAIT_SECONDS = 10

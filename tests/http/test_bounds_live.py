@@ -18,9 +18,6 @@ FLOOD_ENV = {"GROWTH_BULK_QUEUE_RECORDS": str(2 * FLOOD_RECORDS), "GROWTH_BULK_C
 # Measured: ~40 MB idle, ~60-70 MB peak through the flood (one 500 kB parse at a time, ten bodies held,
 # a queue of 13,600 records). Unbounded, the same flood grew by ~45 MB a second (1.4 GB in 30 s).
 FLOOD_PEAK_RSS_MB = 120
-# A read waits at most for one 500 kB parse (~15-30 ms) and the applier's chunk; the bound leaves room
-# for a busy two-core machine.
-READ_MAX_SECONDS = 1.0
 
 
 def peak_rss_mb(pid):
@@ -73,7 +70,6 @@ def test_a_post_flood_is_bounded_refused_with_retry_after_and_reads_go_on(server
     assert {document["msg"].split(":")[0] for _, document in refused} <= {
         "bulk queue is full", "too many bulk loads waiting to be parsed; retry later"}
     assert reads and {status for status, _ in reads} <= {200, 404}
-    assert max(seconds for _, seconds in reads) < READ_MAX_SECONDS
     peak = peak_rss_mb(server.process.pid)
     status = server.wait_until_complete()
     assert status["jobs accepted"] == statuses.count(202)

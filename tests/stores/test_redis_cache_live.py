@@ -78,7 +78,6 @@ def test_the_cache_is_emptied_when_its_invalidations_are_cut_off(cached):
     wait_for(lambda: served_from_cache(store, KEY, direct), timeout=5)  # on again once reconnected
 
 
-@pytest.mark.serial  # 50 ms past the bound
 def test_a_cached_read_misses_no_write_acknowledged_longer_ago_than_the_bound(redis_server):
     redis_server.flush()
     bound = 0.5
@@ -88,11 +87,16 @@ def test_a_cached_read_misses_no_write_acknowledged_longer_ago_than_the_bound(re
             cache_record(store, direct)
             direct.hset("growth:s:BRZ/NGDP_R", 2002, 2)
             acknowledged = time.monotonic()
-            # From here nothing yields to the store's greenlets, so the invalidation stays unread:
-            # the cache answers the old value, until the bound has passed.
-            assert store.get(KEY) == 1
-            wait_for(lambda: store.get(KEY) == 2, timeout=5)
-            assert time.monotonic() - acknowledged <= bound + 0.05
+            # From here nothing yields to the store's greenlets, so the invalidation stays unread: the cache
+            # answers the old value, and once the bound has passed (the clock waited on, not the loop), the
+            # new one, by the entry's age alone. No bound on how long anything took: a loaded machine only
+            # makes the first read later, and the test says when it is too late to prove anything.
+            first = store.get(KEY)
+            if time.monotonic() - acknowledged < bound:
+                assert first == 1
+            while time.monotonic() - acknowledged <= bound:
+                pass
+            assert store.get(KEY) == 2
     finally:
         store.close()
 
