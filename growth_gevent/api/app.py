@@ -8,20 +8,17 @@ import falcon
 from ..core.records import InvalidRecord
 from ..http.responses import RETRY_AFTER_SECONDS, message_body
 from ..ops.metrics import Metrics
-from ..stores.base import COUNTRY, INDICATOR, BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
-from . import explore, resources, swagger_ui
+from ..stores.base import BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
+from . import resources
 from .auth import RequireToken, configured_tokens
 from .body_budget import split_budgets
 from .bulk_parser import BulkParser
 from .compression import Gzip
 from .cors import CORS
-from .export import Export
-from .facets import Facets
+from .routes import ROUTES, Parts
 
 # Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
 _YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")
-# A PUT body is {"value": number}: no reason to hold or parse more.
-MAX_UPDATE_BODY_BYTES = 64 * 1024
 
 
 def create_app(store, config):
@@ -45,32 +42,15 @@ def create_app(store, config):
     # A body larger than what one client may hold could never be held, a bulk load larger than the whole
     # queue never accepted: both are too large, not "retry later".
     bulk_bodies, record_bodies = split_budgets(config.body_buffer_bytes, config.body_buffer_client_percent)
-    bulk_parser = BulkParser(min(config.bulk_max_records, config.bulk_queue_records, config.max_records))
+    parts = Parts(store, bulk_bodies, record_bodies, config.max_body_bytes,
+                  BulkParser(min(config.bulk_max_records, config.bulk_queue_records, config.max_records)), metrics)
 
     # A sink sees every method; \Z, since "$" would also match "/\n" (a path of "/%0A").
     app.add_sink(resources.root, prefix=re.compile(r"/\Z"))
-    app.add_route("/ping", resources.Ping())
-    app.add_route("/ready", resources.Ready(store))
-    app.add_route("/openapi.json", resources.OpenAPI())
-    app.add_route(swagger_ui.PAGE_PATH, swagger_ui.Page())
-    app.add_route(swagger_ui.PAGE_PATH + "/{asset}", swagger_ui.Assets())
-    app.add_route(explore.PAGE_PATH, explore.Page())
-    app.add_route(explore.PAGE_PATH + "/{asset}", explore.Assets())
-    if metrics:
-        app.add_route("/metrics", metrics)
-    app.add_route("/api/v1/growth", resources.RecordCollection(
-        store, bulk_bodies, min(config.max_body_bytes, bulk_bodies.client_limit), bulk_parser))
-    post_status = resources.PostStatus(store)
-    app.add_route(resources.JOB_STATUS_PATH, post_status)
-    app.add_route(resources.JOB_STATUS_PATH + "/{job}", post_status, suffix="job")
-    app.add_route("/api/v1/growth/size", resources.Size(store))
-    app.add_route("/api/v1/growth/export", Export(store))
-    app.add_route("/api/v1/growth/countries", Facets(store, COUNTRY))
-    app.add_route("/api/v1/growth/indicators", Facets(store, INDICATOR))
-    app.add_route("/api/v1/growth/{country}/{indicator}", resources.Series(store))
-    app.add_route("/api/v1/growth/{country}/{indicator}/{year:year}",
-                  resources.Record(store, record_bodies,
-                                   min(config.max_body_bytes, record_bodies.client_limit, MAX_UPDATE_BODY_BYTES)))
+    for route in ROUTES:
+        resource = route.make(parts)
+        if resource is not None:
+            app.add_route(route.path, resource, suffix=route.suffix)
     return app
 
 

@@ -6,20 +6,14 @@ holds its connection's send buffer and no more (the greenlet waits in ``sendall`
 greenlet yields, so that other requests are answered while exports run.
 """
 
-import falcon
-import ujson
-
 from ..core.loop import let_io_run
 from ..core.records import as_record
 from ..stores.base import Store
-from . import csv_format
-from .resources import _integer, _query, _year_range
+from . import csv_format, params
+from .representation import CSV, JSON, NDJSON, dumps, negotiate
 
-NDJSON = "application/x-ndjson"
-PARAMETERS = frozenset({"country", "indicator", "year", "from", "to", "format"})
-# What an export can be answered as, the default first: client_prefers() picks the first of equals.
-REPRESENTATIONS = (falcon.MEDIA_JSON, csv_format.MEDIA_TYPE, NDJSON)
-FORMATS = {"json": falcon.MEDIA_JSON, "csv": csv_format.MEDIA_TYPE, "ndjson": NDJSON}
+# What an export can be answered as, the default first.
+REPRESENTATIONS = (JSON, CSV, NDJSON)
 CSV_FILENAME = "growth.csv"
 
 
@@ -28,15 +22,14 @@ class Export:
         self._store = store
 
     def on_get(self, req, resp):
-        params = _query(req, PARAMETERS)
-        first, last = _year_range(params, _integer(params, "year"))
-        media_type = _representation(req, params)
-        country, indicator = params.get("country"), params.get("indicator")
-        batches = self._store.export(country and country.upper(), indicator and indicator.upper(), first, last)
+        given = params.query(req, params.EXPORT)
+        country, indicator, first, last = params.filters(given)
+        media_type = negotiate(req, given, REPRESENTATIONS)
+        batches = self._store.export(country, indicator, first, last)
         # Read before the answer starts: a store that cannot answer is a 503, not a cut-off body.
         opening = next(batches, [])
         resp.vary = ("Accept",)
-        if media_type == csv_format.MEDIA_TYPE:
+        if media_type == CSV:
             resp.content_type = csv_format.CONTENT_TYPE
             resp.set_header("Content-Disposition", f'attachment; filename="{CSV_FILENAME}"')
             resp.stream = _csv(opening, batches)
@@ -47,17 +40,6 @@ class Export:
             resp.stream = _json_array(opening, batches)
 
     on_head = on_get
-
-
-def _representation(req, params):
-    """``format=``, else what Accept prefers, else JSON."""
-    chosen = params.get("format")
-    if chosen is not None:
-        if chosen not in FORMATS:
-            raise falcon.HTTPBadRequest(description=f"format must be {', '.join(sorted(FORMATS)[:-1])} or "
-                                                    f"{sorted(FORMATS)[-1]}")
-        return FORMATS[chosen]
-    return req.client_prefers(REPRESENTATIONS) or falcon.MEDIA_JSON
 
 
 def _batches(opening, batches):
@@ -79,16 +61,12 @@ def _json_array(opening, batches):
 
 def _ndjson(opening, batches):
     for batch in _batches(opening, batches):
-        yield "".join([_dumps(as_record(key, value)) + "\n" for key, value in batch]).encode()
+        yield "".join([dumps(as_record(key, value)) + "\n" for key, value in batch]).encode()
 
 
 def _json_items(batch):
     """The records of ``batch`` as the items of a JSON array, without its brackets, as the list writes them."""
-    return _dumps([as_record(key, value) for key, value in batch])[1:-1].encode()
-
-
-def _dumps(document):
-    return ujson.dumps(document, escape_forward_slashes=False)
+    return dumps([as_record(key, value) for key, value in batch])[1:-1].encode()
 
 
 def _csv(opening, batches):

@@ -2,8 +2,9 @@
 with its count and year range (``Store.facets``), each list filtered by the other name."""
 
 from ..stores.base import COUNTRY, INDICATOR
-from .conditional import tag_body
-from .resources import _json, _query
+from .params import query as _query
+from .representation import send_json as _json
+from .representation import tag_body
 
 # The field that names each item, as a record names it; the others are ``records``, ``from`` and ``to``
 # (the list's own parameters, so that an item's range can be passed back as they are).

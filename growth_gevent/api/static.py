@@ -6,8 +6,9 @@ import pathlib
 
 import falcon
 
+from . import params
 from .compression import accepts_gzip
-from .conditional import etag_of, send_tagged
+from .representation import etag_of, send_tagged
 
 # Smaller files are sent as they are: a page and its small script, the icons (PNG is compressed already).
 GZIP_AT_LEAST_BYTES = 4096
@@ -51,6 +52,7 @@ class Page:
         self._page = StaticFile(html, HTML)
 
     def on_get(self, req, resp):
+        params.none(req)
         resp.set_header("Content-Security-Policy", PAGE_POLICY)
         self._page.send(req, resp, "no-cache")
 
@@ -69,6 +71,7 @@ class Files:
         self._files = dict(made or {})
 
     def on_get(self, req, resp, asset):
+        params.none(req)
         file = self._files.get(asset)
         if file is None:
             if asset not in self._media_types:

@@ -9,8 +9,9 @@ import gevent
 import pytest
 import webtest
 
-from growth_gevent.api.app import MAX_UPDATE_BODY_BYTES, create_app
+from growth_gevent.api.app import create_app
 from growth_gevent.api.bulk_parser import SEPARATORS_PER_RECORD, BulkParser
+from growth_gevent.api.routes import MAX_UPDATE_BODY_BYTES
 from growth_gevent.config import Config
 from growth_gevent.core.records import MAX_NAME_URL_BYTES, InvalidRecord
 from tests.helpers.support import load, make_store, memory_store, post_records

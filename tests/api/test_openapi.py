@@ -11,6 +11,7 @@ import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.api.auth import WRITE_METHODS
+from growth_gevent.api.routes import ROUTES
 from growth_gevent.config import Config
 from growth_gevent.stores.base import JOBS_KEPT
 from tests.helpers.support import ROOT, memory_store
@@ -35,8 +36,13 @@ def document_operation(template, method):
     return item["get" if method.upper() == "HEAD" else method.lower()]
 
 
+def table_operations():
+    """(path template, method) of every route of the route table, as OpenAPI writes its path."""
+    return {(route.template, method) for route in ROUTES for method in route.methods}
+
+
 def _app_operations(app):
-    """(path template, method) of every responder the app's own resources define.
+    """(path template, method) of every responder the app routes to.
 
     Falcon adds OPTIONS and the 405 responders itself; those are marked internal. Converters such as
     ``{year:int}`` are written ``{year}`` in OpenAPI.
@@ -61,10 +67,34 @@ class TestDocument:
             return dict(pairs)
         assert json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"), object_pairs_hook=no_duplicates) == DOCUMENT
 
-    def test_documents_every_route_of_the_app_and_nothing_else(self, app):
-        documented, routed = _document_operations(), _app_operations(app)
+    def test_documents_every_route_of_the_table_and_nothing_else(self):
+        documented, routed = _document_operations(), table_operations()
         assert sorted(routed - documented) == [], "routes the document does not describe"
-        assert sorted(documented - routed) == [], "documented operations the app does not have"
+        assert sorted(documented - routed) == [], "documented operations the table does not have"
+
+    def test_no_example_would_be_sent_as_a_condition(self):
+        """Swagger UI's "Try it out" fills a parameter with its example: an If-Match or If-None-Match filled
+        so made every PUT and DELETE of an existing record a 412."""
+        for name, parameter in DOCUMENT["components"]["parameters"].items():
+            if parameter["in"] == "header" and parameter["name"].lower().startswith("if-"):
+                assert not {"example", "examples", "default"} & {*parameter, *parameter["schema"]}, name
+
+    def test_every_format_a_route_serves_is_declared_and_the_export_read_as_text_first(self):
+        """A generator that reads one media type per answer (openapi-python-client) takes the first it knows:
+        the export's is text, so that each of its formats reaches the caller as sent."""
+        served = {"/api/v1/growth": ["application/json", "text/csv"],
+                  "/api/v1/growth/{country}/{indicator}": ["application/json", "text/csv"],
+                  "/api/v1/growth/export": ["text/csv", "application/x-ndjson", "application/json"]}
+        for template, media_types in served.items():
+            assert list(DOCUMENT["paths"][template]["get"]["responses"]["200"]["content"]) == media_types
+
+    def test_the_export_says_large_exports_are_for_curl_or_pandas(self):
+        assert "Large exports are for curl or pandas" in DOCUMENT["paths"]["/api/v1/growth/export"]["get"][
+            "description"]
+
+
+def test_the_app_routes_the_table(app):
+    assert _app_operations(app) == table_operations()
 
     def test_every_operation_has_a_unique_id(self):
         ids = [item[method]["operationId"] for item in DOCUMENT["paths"].values()

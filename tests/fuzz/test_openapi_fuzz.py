@@ -23,7 +23,8 @@ from schemathesis.generation import GenerationMode
 
 from growth_gevent.api.app import create_app
 from growth_gevent.api.cursor import encode_cursor
-from growth_gevent.api.resources import MAX_OFFSET, ROOT_METHODS
+from growth_gevent.api.params import MAX_OFFSET
+from growth_gevent.api.resources import ROOT_METHODS
 from growth_gevent.config import Config
 from tests.api.test_openapi import _CONVERTER, DOCUMENT, DOCUMENT_PATH, HTTP_METHODS, _document_operations
 from tests.helpers.support import make_store

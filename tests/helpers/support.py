@@ -8,7 +8,7 @@ from growth_gevent.config import Config
 from growth_gevent.service import open_store
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
-from growth_gevent.testing import open_redis_store
+from growth_gevent.testing import LiveServer, open_redis_store
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample.json"
@@ -63,3 +63,16 @@ def two_workers_on_redis(request):
     redis_server = request.getfixturevalue("redis_server")
     redis_server.flush()
     return {"GROWTH_STORE": redis_server.url, "WEB_CONCURRENCY": "2"}
+
+
+@contextlib.contextmanager
+def serving_sample():
+    """A live server (the in-memory store) holding data/sample.json, applied."""
+    server = LiveServer().start()
+    try:
+        status, _ = server.request("POST", "/api/v1/growth", SAMPLE.read_bytes(), {"Content-Type": "application/json"})
+        assert status == 202
+        server.wait_until_complete()
+        yield server
+    finally:
+        server.stop()
