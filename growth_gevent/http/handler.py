@@ -352,7 +352,7 @@ class Connection:
         if not self.code:
             raise RuntimeError("the application did not call start_response()")
         head = self.response_head + b"Date: %s\r\n" % http_date()
-        if not self.content_length_given and self.code not in (204, 304):
+        if not self.content_length_given and self.code not in (204, 304) and self.method != "HEAD":
             result = self.result
             if result is not None and hasattr(result, "__len__"):  # all of it is known: its length
                 length: int = sum(len(part) for part in result)
