@@ -54,6 +54,9 @@ _BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 _FSYNC_BOUNDS = [*map(floatToGoString, FSYNC_BUCKETS), "+Inf"]
 _STARTED = "growth_gevent.started"
 _CODES: dict[object, int] = {}  # a response's status (falcon's "200 OK", or a code) -> its code
+# A route's label, as the OpenAPI document writes its path: {year}, where falcon's template says {year:year}.
+_ROUTES: dict[str | None, str] = {None: "unmatched"}
+_CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
 
 
 class ProcessTally:
@@ -168,8 +171,10 @@ class Metrics:
         code = _CODES.get(resp.status)
         if code is None:  # falcon's status_code parses the status each time: once per status here
             code = _CODES[resp.status] = resp.status_code
-        self._tally.count(req.uri_template or "unmatched", method if method in KNOWN_METHODS else "other", code,
-                          elapsed)
+        route = _ROUTES.get(req.uri_template)
+        if route is None:  # once per route
+            route = _ROUTES[req.uri_template] = _CONVERTER.sub(r"{\1}", req.uri_template)
+        self._tally.count(route, method if method in KNOWN_METHODS else "other", code, elapsed)
 
     def on_get(self, req, resp):
         resp.content_type = CONTENT_TYPE_LATEST

@@ -16,7 +16,8 @@ from growth_gevent.config import Config
 from growth_gevent.ops.metrics import MULTIPROCESS_DIR_VARIABLE, SharedTally
 from tests.helpers.support import WAIT_SECONDS, applier_paused, load, memory_store, post_records
 
-RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year:year}"
+# As the OpenAPI document writes the path: a label names the route a user reads there.
+RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year}"
 
 
 @pytest.fixture
