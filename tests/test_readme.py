@@ -3,7 +3,6 @@
 import re
 import subprocess
 
-from growth_gevent.api.routes import ROUTES
 from tests.helpers.support import ROOT
 
 README = (ROOT / "README.md").read_text()
@@ -29,11 +28,3 @@ def run_walkthrough(port):
         command = command.replace("localhost:8080", f"127.0.0.1:{port}")
         result = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=30)
         assert result.stdout == expected, command
-
-
-def test_the_table_of_endpoints_is_the_route_table():
-    """Every method of every route, but HEAD (said once under the table) and OPTIONS (falcon's)."""
-    listed = re.findall(r"^\| `([A-Z]+)` \| `([^`]+)` \|", README, re.M)
-    routed = [(method, route.template) for route in ROUTES for method in sorted(route.methods) if method != "HEAD"]
-    assert sorted(listed) == sorted(routed)
-    assert "Every `GET` also answers `HEAD`" in README
