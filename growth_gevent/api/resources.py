@@ -127,7 +127,7 @@ class RecordCollection:
             tag_body(req, resp, f"{total} {next_page}".encode())  # what a CSV page says in headers only
             return
         send_json(resp, {"items": [as_record(key, value) for key, value in page],
-                     "total": total, "limit": limit, "offset": offset, "next": next_page})
+                         "total": total, "limit": limit, "offset": offset, "next": next_page})
         tag_body(req, resp)
 
     on_head = on_get
@@ -213,7 +213,7 @@ class Series:
             send_csv(resp, [((country, indicator, year), value) for year, value in values])
         else:
             send_json(resp, {"Country": country, "Indicator": indicator,
-                         "Values": [{"Year": year, "Value": value} for year, value in values]})
+                             "Values": [{"Year": year, "Value": value} for year, value in values]})
         tag_body(req, resp)
 
     on_head = on_get

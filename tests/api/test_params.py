@@ -88,3 +88,8 @@ def test_accept_weighs_json_below_a_wildcard(client):
     """The q-values are weighed whatever the Accept header looks like (RFC 9110 §12.5.1)."""
     response = client.get("/api/v1/growth/BRZ/NGDP_R", headers={"Accept": "application/json;q=0.5, */*"})
     assert response.content_type == "text/csv"
+
+
+def test_options_answers_whatever_the_query(client):
+    """A CORS preflight carries the query of the request it asks about: that request's 400 is the one to read."""
+    assert client.options("/api/v1/growth/size?colour=blue").status_int == 200
