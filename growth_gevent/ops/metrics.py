@@ -54,8 +54,8 @@ _BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 _FSYNC_BOUNDS = [*map(floatToGoString, FSYNC_BUCKETS), "+Inf"]
 _STARTED = "growth_gevent.started"
 _CODES: dict[object, int] = {}  # a response's status (falcon's "200 OK", or a code) -> its code
-# A route's label, as the OpenAPI document writes its path: {year}, where falcon's template says {year:year}.
-_ROUTES: dict[str | None, str] = {None: "unmatched"}
+# A route is counted under falcon's template and labelled, when written out, as the OpenAPI document writes its
+# path: {year}, where the template says {year:year}.
 _CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
 
 
@@ -83,10 +83,10 @@ class ProcessTally:
     def families(self):
         requests = CounterMetricFamily(REQUESTS, REQUESTS_HELP, labels=REQUEST_LABELS)
         for (route, method, status), count in sorted(self._requests.items()):
-            requests.add_metric([route, method, str(status)], count)
+            requests.add_metric([_label(route), method, str(status)], count)
         latency = HistogramMetricFamily(LATENCY, LATENCY_HELP, labels=["route"])
         for route, histogram in sorted(self._latency.items()):
-            latency.add_metric([route], _cumulative(histogram), histogram[-1])
+            latency.add_metric([_label(route)], _cumulative(histogram), histogram[-1])
         return [requests, latency]
 
 
@@ -116,14 +116,14 @@ class SharedTally(ProcessTally):
         key = self._request_keys.get(requests)
         if key is None:
             key = self._request_keys[requests] = mmap_key(REQUESTS, REQUESTS + "_total", list(REQUEST_LABELS),
-                                                          [route, method, str(status)], REQUESTS_HELP)
+                                                          [_label(route), method, str(status)], REQUESTS_HELP)
         self._counters.write_value(key, self._requests[requests], 0.0)
         histogram, keys = self._latency[route], self._latency_keys.get(route)
         if keys is None:
             keys = self._latency_keys[route] = [
-                *(mmap_key(LATENCY, LATENCY + "_bucket", ["route", "le"], [route, bound], LATENCY_HELP)
+                *(mmap_key(LATENCY, LATENCY + "_bucket", ["route", "le"], [_label(route), bound], LATENCY_HELP)
                   for bound in _BOUNDS),
-                mmap_key(LATENCY, LATENCY + "_sum", ["route"], [route], LATENCY_HELP)]
+                mmap_key(LATENCY, LATENCY + "_sum", ["route"], [_label(route)], LATENCY_HELP)]
             for bucket_key in keys:  # every bucket, the empty ones too, as a histogram has them
                 self._histograms.write_value(bucket_key, 0.0, 0.0)
         bucket = bisect_left(LATENCY_BUCKETS, elapsed)
@@ -171,10 +171,8 @@ class Metrics:
         code = _CODES.get(resp.status)
         if code is None:  # falcon's status_code parses the status each time: once per status here
             code = _CODES[resp.status] = resp.status_code
-        route = _ROUTES.get(req.uri_template)
-        if route is None:  # once per route
-            route = _ROUTES[req.uri_template] = _CONVERTER.sub(r"{\1}", req.uri_template)
-        self._tally.count(route, method if method in KNOWN_METHODS else "other", code, elapsed)
+        self._tally.count(req.uri_template or "unmatched", method if method in KNOWN_METHODS else "other", code,
+                          elapsed)
 
     def on_get(self, req, resp):
         resp.content_type = CONTENT_TYPE_LATEST
@@ -217,6 +215,10 @@ class Metrics:
                                   value=status.records_applied)
         yield GaugeMetricFamily("growth_bulk_records_waiting", "Records accepted by bulk loads and not yet "
                                 "applied (GROWTH_BULK_QUEUE_RECORDS bounds them)", value=status.records_waiting)
+
+
+def _label(route: str) -> str:
+    return _CONVERTER.sub(r"{\1}", route)
 
 
 def _constant(value: str) -> Callable[[], str]:
