@@ -4,7 +4,8 @@ The rule (docs/api.md): a route takes the parameters it names, each at most once
 not given; any other name is a 400 that names the known ones, so that a misspelt filter (``contry=``) is
 not an answer with every record. A name beginning with ``_`` is the client's own and ignored: jQuery's
 cache buster ``_=1700000000000`` and its kind. ``format`` is a parameter of the routes that offer a
-choice of formats (``representation.negotiate``): on any other it is unknown, so a 400 too.
+choice of formats (``representation.negotiate``): on any other it is unknown, so a 400 too. The HTML pages
+(``static.Page``) read no query: theirs is their script's state.
 """
 
 import re

@@ -52,7 +52,7 @@ class Page:
         self._page = StaticFile(html, HTML)
 
     def on_get(self, req, resp):
-        params.none(req)
+        # No query rule (params.py): a page's query is its script's state, which the server never reads.
         resp.set_header("Content-Security-Policy", PAGE_POLICY)
         self._page.send(req, resp, "no-cache")
 
