@@ -2,9 +2,8 @@
 with its count and year range (``Store.facets``), each list filtered by the other name."""
 
 from ..stores.base import COUNTRY, INDICATOR
-from .params import query as _query
-from .representation import send_json as _json
-from .representation import tag_body
+from . import params
+from .representation import send_json, tag_body
 
 # The field that names each item, as a record names it; the others are ``records``, ``from`` and ``to``
 # (the list's own parameters, so that an item's range can be passed back as they are).
@@ -21,12 +20,12 @@ class Facets:
         self._filter = INDICATOR if by == COUNTRY else COUNTRY
 
     def on_get(self, req, resp):
-        params = _query(req, frozenset({self._filter}))
-        name = params.get(self._filter)
+        given = params.query(req, frozenset({self._filter}))
+        name = given.get(self._filter)
         name = name and name.upper()
         facets = self._store.facets(self._by, **{self._filter: name})
-        _json(resp, {"items": [{self._field: name, "records": records, "from": first, "to": last}
-                               for name, records, first, last in facets]})
+        send_json(resp, {"items": [{self._field: name, "records": records, "from": first, "to": last}
+                                   for name, records, first, last in facets]})
         tag_body(req, resp)
 
     on_head = on_get
