@@ -22,7 +22,7 @@ import pytest
 from growth_gevent.api.swagger_ui import BUNDLE_ASSETS
 from growth_gevent.testing import RedisServer, free_port, wait_for
 from tests.helpers.support import ROOT
-from tests.test_readme import run_walkthrough
+from tests.helpers.walkthrough import run_walkthrough
 
 pytestmark = [pytest.mark.docker, pytest.mark.serial]  # serial: a build, and docker stop's seconds
 

@@ -23,7 +23,7 @@ from growth_gevent.cli.load import TOKEN_VARIABLE
 from growth_gevent.config import SETTINGS
 from growth_gevent.stores.redis.durability import loss_table
 from scripts.settings_doc import default_text, render
-from tests.api.test_openapi import table_operations
+from tests.helpers.openapi import table_operations
 from tests.helpers.support import ROOT
 
 README_PATH = ROOT / "README.md"

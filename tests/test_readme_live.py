@@ -6,7 +6,7 @@ import pytest
 
 from growth_gevent.testing import LiveServer
 from tests.helpers.support import two_workers_on_redis
-from tests.test_readme import run_walkthrough
+from tests.helpers.walkthrough import run_walkthrough
 
 
 @pytest.fixture(scope="module", params=["memory", "redis, 2 workers"])

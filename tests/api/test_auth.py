@@ -10,22 +10,16 @@ from growth_gevent.api import auth
 from growth_gevent.api.app import create_app
 from growth_gevent.api.auth import RequireToken, is_loopback, warn_if_open
 from growth_gevent.config import Config, ConfigError
+from tests.helpers.api import MISSING, RECORD_URL, TOKEN, bearer
 
-TOKEN = "s3cret-token-of-32-characters-xx"
 OTHER_TOKEN = "another-token-0123456789"
-RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 RECORD = {"Country": "BRZ", "Indicator": "NGDP_R", "Value": 1.5, "Year": 2002}
-MISSING = 'Bearer realm="growth"'
 INVALID = 'Bearer realm="growth", error="invalid_token"'
 
 
 @pytest.fixture
 def guarded(store):
     return webtest.TestApp(create_app(store, Config(api_tokens=(TOKEN, OTHER_TOKEN))))
-
-
-def bearer(token):
-    return {"Authorization": f"Bearer {token}"}
 
 
 WRITES = [

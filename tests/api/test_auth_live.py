@@ -6,7 +6,7 @@ import json
 import pytest
 
 from growth_gevent.testing import read_response
-from tests.api.test_auth import MISSING, RECORD_URL, TOKEN, bearer
+from tests.helpers.api import MISSING, RECORD_URL, TOKEN, bearer
 
 WITH_TOKENS = {"GROWTH_API_TOKENS": TOKEN}
 

@@ -9,12 +9,11 @@ import pytest
 from growth_gevent.stores.base import COMPLETE, FAILED, IN_PROGRESS, JOBS_KEPT, JobStatus
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.testing import wait_for
+from tests.helpers.api import RECORD_URL, SERIES_URL
 from tests.helpers.durability import GatedFsync
 from tests.helpers.recovering import opened
 from tests.helpers.support import ROOT, applier_paused, load, make_store, post_records
 
-RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
-SERIES_URL = "/api/v1/growth/BRZ/NGDP_R"
 RECORD = {"Country": "BRZ", "Indicator": "NGDP_R", "Value": 1.5, "Year": 2002}
 KEY = ("BRZ", "NGDP_R", 2002)
 

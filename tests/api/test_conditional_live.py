@@ -7,7 +7,7 @@ import threading
 
 from growth_gevent.stores.base import FAILED, JobStatus
 from growth_gevent.testing import wait_for
-from tests.api.test_conditional import RECORD_URL, SERIES_URL
+from tests.helpers.api import RECORD_URL, SERIES_URL
 from tests.helpers.redis_support import WAIT_SECONDS, open_store, queue_and_die, series_records
 
 CLIENTS = 4

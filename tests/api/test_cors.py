@@ -5,10 +5,8 @@ import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config, ConfigError
+from tests.helpers.api import ORIGIN, RECORD_URL
 from tests.helpers.support import memory_store
-
-ORIGIN = "https://app.example.com"
-RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"
 
 
 def client(origins=None):
@@ -29,7 +27,7 @@ class TestOffByDefault:
         app = client()
         assert Config().cors_origins is None
         assert cors_headers(app.get("/api/v1/growth", headers={"Origin": ORIGIN})) == {}
-        assert cors_headers(preflight(app, RECORD, "PUT")) == {}
+        assert cors_headers(preflight(app, RECORD_URL, "PUT")) == {}
         assert "Origin" not in app.get("/api/v1/growth", headers={"Origin": ORIGIN}).headers.get("Vary", "")
 
 
@@ -50,14 +48,14 @@ class TestListedOrigins:
         for origin in ("https://evil.example", "https://app.example.com.evil.example", "null"):
             response = app.get("/api/v1/growth", headers={"Origin": origin})
             assert cors_headers(response) == {}, origin
-            assert cors_headers(preflight(app, RECORD, "PUT", origin=origin)) == {}, origin
+            assert cors_headers(preflight(app, RECORD_URL, "PUT", origin=origin)) == {}, origin
 
     def test_every_answer_varies_with_origin_so_that_caches_keep_them_apart(self, app):
         assert app.get("/api/v1/growth/size").headers["Vary"] == "Origin"
 
     @pytest.mark.parametrize("method", ["PUT", "DELETE"])
     def test_a_preflight_for_a_write_with_a_json_body_and_a_bearer_token_is_allowed(self, app, method):
-        response = preflight(app, RECORD, method)
+        response = preflight(app, RECORD_URL, method)
         assert response.status_int == 200
         assert response.headers["Access-Control-Allow-Origin"] == ORIGIN
         assert set(response.headers["Access-Control-Allow-Methods"].replace(" ", "").split(",")) == {
@@ -71,9 +69,9 @@ class TestListedOrigins:
 
     def test_the_write_itself_and_its_errors_carry_the_origin(self, app):
         headers = {"Origin": ORIGIN, "Content-Type": "application/json"}
-        assert app.put(RECORD, b'{"value": 1.5}', headers=headers, status=201).headers[
+        assert app.put(RECORD_URL, b'{"value": 1.5}', headers=headers, status=201).headers[
             "Access-Control-Allow-Origin"] == ORIGIN
-        refused = app.put(RECORD, b'{"value": "x"}', headers=headers, status=422)
+        refused = app.put(RECORD_URL, b'{"value": "x"}', headers=headers, status=422)
         assert refused.headers["Access-Control-Allow-Origin"] == ORIGIN
         assert app.delete("/api/v1/growth/NO/NO/1", headers=headers, status=404).headers[
             "Access-Control-Allow-Origin"] == ORIGIN
@@ -84,7 +82,7 @@ def test_any_origin_with_a_star():
     response = app.get("/api/v1/growth", headers={"Origin": "https://anyone.example"})
     assert response.headers["Access-Control-Allow-Origin"] == "*"
     assert response.headers["Vary"] == "Accept"
-    assert preflight(app, RECORD, "DELETE").headers["Access-Control-Allow-Origin"] == "*"
+    assert preflight(app, RECORD_URL, "DELETE").headers["Access-Control-Allow-Origin"] == "*"
 
 
 class TestSetting:

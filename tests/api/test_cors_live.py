@@ -2,14 +2,14 @@
 names these tests share with those in process come from tests/api/test_cors.py."""
 
 
-from tests.api.test_cors import ORIGIN, RECORD
+from tests.helpers.api import ORIGIN, RECORD_URL
 
 
 def test_a_live_server_reads_the_setting_from_its_environment(servers):
     server = servers(GROWTH_CORS_ORIGINS=ORIGIN)
     connection = server.connection()
     try:
-        connection.request("OPTIONS", RECORD, headers={"Origin": ORIGIN, "Access-Control-Request-Method": "PUT",
+        connection.request("OPTIONS", RECORD_URL, headers={"Origin": ORIGIN, "Access-Control-Request-Method": "PUT",
                                                        "Access-Control-Request-Headers": "authorization"})
         response = connection.getresponse()
         response.read()

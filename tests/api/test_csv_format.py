@@ -1,8 +1,6 @@
 """CSV for tabular clients: the format itself, the list and series answered as CSV when asked, the bulk
 POST read from CSV under the JSON body's limits, and pandas reading a live server as a user would."""
 
-import csv
-import io
 from urllib.parse import quote
 
 import falcon
@@ -16,6 +14,7 @@ from growth_gevent.api.bulk_parser import BulkParser
 from growth_gevent.api.csv_format import InvalidCSV, parse_records, rows_at_most, write
 from growth_gevent.config import Config
 from growth_gevent.core.records import InvalidRecord
+from tests.helpers.api import ATTACKS, cells, evaluated
 from tests.helpers.support import load, memory_store
 
 HEADER = "Country,Indicator,Value,Year\r\n"
@@ -264,22 +263,6 @@ class TestBulkPost:
 
 
 # --- No cell a spreadsheet evaluates (OWASP "CSV injection") ----------------------------------------
-
-ATTACKS = ["=SUM(1+1)", "+CMD", "@SUM(A1)", "-2+3"]
-TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def cells(body, separator=","):
-    """Every cell of a CSV body as a spreadsheet set to split at ``separator`` reads it."""
-    return [cell for row in csv.reader(io.StringIO(body.decode(), newline=""), delimiter=separator) for cell in row]
-
-
-def evaluated(body):
-    """The cells a spreadsheet would take for a formula, splitting at commas or (some locales) semicolons;
-    a number is a number, not a formula."""
-    return [cell for separator in ",;" for cell in cells(body, separator)
-            if (cell.startswith(TRIGGERS) or cell.lstrip().startswith(TRIGGERS[:4]))  # LibreOffice trims spaces
-            and not csv_format._NUMBER.fullmatch(cell)]
 
 
 class TestFormulas:

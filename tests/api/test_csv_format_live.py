@@ -5,7 +5,7 @@ from urllib.parse import quote
 
 import pandas
 
-from tests.api.test_csv_format import ATTACKS, evaluated
+from tests.helpers.api import ATTACKS, evaluated
 
 
 def test_pandas_reads_a_page_of_1000_records_from_the_url_and_writes_a_load(live):

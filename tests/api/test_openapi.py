@@ -3,7 +3,6 @@ schema, and the fuzz that holds the app to it: tests/fuzz/test_openapi_fuzz.py, 
 OpenAPI tools, whose imports take half a second)."""
 
 import json
-import re
 
 import falcon.inspect
 import pytest
@@ -11,23 +10,17 @@ import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.api.auth import WRITE_METHODS
-from growth_gevent.api.routes import ROUTES
 from growth_gevent.config import Config
 from growth_gevent.stores.base import JOBS_KEPT
-from tests.helpers.support import ROOT, memory_store
-
-DOCUMENT_PATH = ROOT / "growth_gevent" / "api" / "openapi.json"
-DOCUMENT = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-_CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
-
-
-def _document_operations():
-    """(path template, method) of every operation the document describes: HEAD wherever GET, as it says."""
-    described = {(template, method.upper())
-                 for template, item in DOCUMENT["paths"].items()
-                 for method in item if method in HTTP_METHODS}
-    return described | {(template, "HEAD") for template, method in described if method == "GET"}
+from tests.helpers.openapi import (
+    CONVERTER,
+    DOCUMENT,
+    DOCUMENT_PATH,
+    HTTP_METHODS,
+    document_operations,
+    table_operations,
+)
+from tests.helpers.support import memory_store
 
 
 def document_operation(template, method):
@@ -36,18 +29,13 @@ def document_operation(template, method):
     return item["get" if method.upper() == "HEAD" else method.lower()]
 
 
-def table_operations():
-    """(path template, method) of every route of the route table, as OpenAPI writes its path."""
-    return {(route.template, method) for route in ROUTES for method in route.methods}
-
-
 def _app_operations(app):
     """(path template, method) of every responder the app routes to.
 
     Falcon adds OPTIONS and the 405 responders itself; those are marked internal. Converters such as
     ``{year:int}`` are written ``{year}`` in OpenAPI.
     """
-    return {(_CONVERTER.sub(r"{\1}", route.path), method.method)
+    return {(CONVERTER.sub(r"{\1}", route.path), method.method)
             for route in falcon.inspect.inspect_routes(app)
             for method in route.methods if not method.internal}
 
@@ -68,7 +56,7 @@ class TestDocument:
         assert json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"), object_pairs_hook=no_duplicates) == DOCUMENT
 
     def test_documents_every_route_of_the_table_and_nothing_else(self):
-        documented, routed = _document_operations(), table_operations()
+        documented, routed = document_operations(), table_operations()
         assert sorted(routed - documented) == [], "routes the document does not describe"
         assert sorted(documented - routed) == [], "documented operations the table does not have"
 
@@ -115,7 +103,7 @@ def test_the_app_routes_the_table(app):
     def test_exactly_the_writes_declare_the_bearer_scheme_and_its_401(self):
         assert DOCUMENT["components"]["securitySchemes"]["bearerToken"] == {
             **DOCUMENT["components"]["securitySchemes"]["bearerToken"], "type": "http", "scheme": "bearer"}
-        for template, method in _document_operations():
+        for template, method in document_operations():
             operation = document_operation(template, method)
             guarded = method in WRITE_METHODS
             # Optional: a server without GROWTH_API_TOKENS takes writes from anyone.

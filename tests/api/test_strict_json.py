@@ -8,14 +8,8 @@ import pytest
 
 from growth_gevent.api.strict_json import parse_json
 from growth_gevent.core.records import MAX_YEAR
+from tests.helpers.api import JSON_RECORD, LONG_DIGITS, TOO_LONG, UNDERFLOW, YEAR_RANGE
 from tests.helpers.support import load
-
-RECORD = {"Country": "A", "Indicator": "B", "Value": 1.5, "Year": 2002}
-LONG_DIGITS = "1" * 4301  # one more than Python's int() reads from text
-TOO_LONG = "request body has an integer of more than 4300 digits; no field takes one"
-UNDERFLOW = ("request body has the number {}, too small for a double: it would be read as 0; send 0, or a "
-             "number of at least 5e-324 in size")
-YEAR_RANGE = "Year must be between -999999999 and 999999999"
 
 
 def post_raw(client, body, status):
@@ -46,12 +40,12 @@ class TestDuplicateKeys:
         assert store.get(("A", "B", 2002)) is None
 
     @pytest.mark.parametrize("record", [
-        {**RECORD, "Country": "A:B{C}"},
-        {**RECORD, "Note": {"x": 1, "y": [{"z": 2}]}},
-        {**RECORD, "Indicator": '"quoted": {}'},
+        {**JSON_RECORD, "Country": "A:B{C}"},
+        {**JSON_RECORD, "Note": {"x": 1, "y": [{"z": 2}]}},
+        {**JSON_RECORD, "Indicator": '"quoted": {}'},
     ], ids=["colon-and-braces-in-a-name", "nested-objects", "json-in-a-name"])
     def test_what_spoils_the_fast_count_without_a_duplicate_is_accepted(self, client, store, record):
-        load(client, store, [record, {**RECORD, "Year": 2003}])
+        load(client, store, [record, {**JSON_RECORD, "Year": 2003}])
         assert store.size() == 2
 
     def test_a_long_key_is_quoted_shortened(self):
@@ -64,7 +58,7 @@ class TestDuplicateKeys:
 class TestTinyNumbers:
     @pytest.mark.parametrize("literal", ["1e-400", "-2.5E-330", "0.0000001e-320", "2e-324"])
     def test_a_non_zero_number_that_underflows_is_422_in_a_post_and_a_put(self, client, store, literal):
-        response = post_raw(client, json.dumps([RECORD]).replace("1.5", literal), 422)
+        response = post_raw(client, json.dumps([JSON_RECORD]).replace("1.5", literal), 422)
         assert response.json == {"msg": UNDERFLOW.format(literal)}
         assert put_raw(client, f'{{"value": {literal}}}', 422).json == {"msg": UNDERFLOW.format(literal)}
         assert store.bulk_status().jobs_accepted == 0
@@ -95,7 +89,7 @@ class TestLongIntegers:
 class TestYears:
     @pytest.mark.parametrize("year", [MAX_YEAR + 1, -MAX_YEAR - 1, 10 ** 4299, -(10 ** 30)])
     def test_a_year_that_no_url_could_address_is_422_in_a_post(self, client, store, year):
-        response = post_raw(client, json.dumps([RECORD, {**RECORD, "Year": year}]), 422)
+        response = post_raw(client, json.dumps([JSON_RECORD, {**JSON_RECORD, "Year": year}]), 422)
         assert response.json == {"msg": f"record 1: {YEAR_RANGE}"}
         assert store.bulk_status().jobs_accepted == 0
 
@@ -106,7 +100,7 @@ class TestYears:
 
     @pytest.mark.parametrize("year", [MAX_YEAR, -MAX_YEAR, 0, 20021231])
     def test_the_widest_years_are_stored_and_reached_by_their_url(self, client, store, year):
-        load(client, store, [{**RECORD, "Year": year}])
-        assert client.get(f"/api/v1/growth/A/B/{year}").json == {**RECORD, "Year": year}
+        load(client, store, [{**JSON_RECORD, "Year": year}])
+        assert client.get(f"/api/v1/growth/A/B/{year}").json == {**JSON_RECORD, "Year": year}
         client.delete(f"/api/v1/growth/A/B/{year}", status=204)
         assert put_raw(client, '{"value": 1}', 201, year=year).json["Year"] == year

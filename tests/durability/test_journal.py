@@ -21,8 +21,8 @@ from growth_gevent.durability.snapshot import (
 )
 from growth_gevent.stores.base import WritesRefused
 from growth_gevent.testing import holds_for, wait_for
+from tests.helpers.processes import samples
 from tests.helpers.recovering import KEY, crashed, folder_fsyncs, opened, records_of
-from tests.ops.test_metrics import samples
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from growth_gevent.api.cursor import encode_cursor
 from growth_gevent.api.params import MAX_OFFSET
 from growth_gevent.api.resources import ROOT_METHODS
 from growth_gevent.config import Config
-from tests.api.test_openapi import _CONVERTER, DOCUMENT, DOCUMENT_PATH, HTTP_METHODS, _document_operations
+from tests.helpers.openapi import CONVERTER, DOCUMENT, DOCUMENT_PATH, HTTP_METHODS, document_operations
 from tests.helpers.support import make_store
 
 # Small, so that generated bodies also reach the 413.
@@ -271,7 +271,7 @@ _content_type = st.one_of(_json_content_type, st.sampled_from(
     [None, "application/json;", "text/plain", "application/x-www-form-urlencoded", "application/jsonx", "",
      "text/csv", "text/csv; charset=utf-8"]))
 # Mostly a documented operation (its path filled in, mostly plausible values), sometimes anything at all.
-_operation_request = st.sampled_from(sorted(_document_operations())).flatmap(lambda operation: st.tuples(
+_operation_request = st.sampled_from(sorted(document_operations())).flatmap(lambda operation: st.tuples(
     st.just(operation[1]),
     _path_values.map(lambda values: operation[0].format(**values)),
     _query,
@@ -288,7 +288,7 @@ def _check_raw_response(method, url, response):
     request = f"{method} {url[:300]}"
     assert status < 500, (request, response.body)
     template = response.request.environ.get("test.uri_template")
-    path = _CONVERTER.sub(r"{\1}", template) if template else None
+    path = CONVERTER.sub(r"{\1}", template) if template else None
     # A HEAD is answered by its GET's operation, without the body (the document says so once).
     operation = RESOLVED_PATHS.get(path, {}).get("get" if method == "HEAD" else method.lower())
     if method == "HEAD" or status in (204, 304):

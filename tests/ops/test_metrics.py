@@ -8,12 +8,12 @@ import pytest
 import webtest
 from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.multiprocess import mark_process_dead
-from prometheus_client.parser import text_string_to_metric_families
 
 from growth_gevent import __version__
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.ops.metrics import MULTIPROCESS_DIR_VARIABLE, SharedTally
+from tests.helpers.processes import PROCESS_METRICS, samples
 from tests.helpers.support import WAIT_SECONDS, applier_paused, load, memory_store, post_records
 
 # As the OpenAPI document writes the path: a label names the route a user reads there.
@@ -24,13 +24,6 @@ RECORD_ROUTE = "/api/v1/growth/{country}/{indicator}/{year}"
 def client(store, config):
     """An app of the test's own (not the module's shared one): its counts start at zero."""
     return webtest.TestApp(create_app(store, config))
-
-
-def samples(client):
-    response = client.get("/metrics")
-    assert response.content_type == "text/plain"
-    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(response.text) for sample in family.samples}
 
 
 def requests_total(metrics, route, method, status):
@@ -116,9 +109,6 @@ def test_writes_refused_and_the_last_snapshot_are_reported():
 
 
 # The process and the build, as prometheus-client's ProcessCollector and a build-info gauge show them.
-
-PROCESS_METRICS = ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
-                   "process_start_time_seconds", "process_open_fds", "process_max_fds")
 
 
 def test_this_processs_cpu_memory_and_descriptors_are_reported(client):

@@ -6,9 +6,8 @@ import signal
 from prometheus_client.parser import text_string_to_metric_families
 
 from growth_gevent.testing import LISTENING, wait_for
+from tests.helpers.processes import PROCESS_METRICS, worker_pids
 from tests.helpers.support import two_workers_on_redis
-from tests.ops.test_metrics import PROCESS_METRICS
-from tests.ops.test_workers_live import worker_pids
 
 
 def scrape(server):

@@ -13,6 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from growth_gevent.testing import LiveServer, RedisServer, start_fails, wait_for
+from tests.helpers.processes import worker_pids
 from tests.helpers.support import ROOT, SAMPLE
 
 WORKERS = 2
@@ -32,12 +33,6 @@ def workers(servers, redis_server):
         return server
 
     return start
-
-
-def worker_pids(server, index=r"\d"):
-    """The pids the supervisor logged for worker ``index`` (any worker by default), oldest first."""
-    started = re.compile(rf"worker {index} started as pid (\d+)")
-    return [int(match.group(1)) for match in map(started.search, server.lines) if match]
 
 
 def put(server, path, value):
