@@ -8,7 +8,7 @@ import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.stores.base import COMPLETE
-from growth_gevent.stores.redis import store as store_module
+from growth_gevent.stores.redis import reads as reads_module
 from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS
 from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES
 from growth_gevent.testing import open_redis_store
@@ -135,7 +135,7 @@ QUERIES = [{}, {"offset": 5, "limit": 7}, {"offset": 70}, {"limit": 1000}, {"fir
 
 @pytest.mark.parametrize("budget", [1, 5, 13, 10_000])
 def test_a_list_query_read_in_several_scripts_answers_as_the_memory_store(redis_server, monkeypatch, budget):
-    monkeypatch.setattr(store_module, "SCAN_BUDGET", budget)
+    monkeypatch.setattr(reads_module, "SCAN_BUDGET", budget)
     redis_server.flush()
     store, memory = open_store(redis_server), memory_store()
     try:
@@ -151,8 +151,8 @@ def test_a_list_query_read_in_several_scripts_answers_as_the_memory_store(redis_
 
 def test_a_list_query_across_the_store_examines_at_most_the_budget_per_script(fresh, redis_server, monkeypatch):
     """A script stops at the series that reaches SCAN_BUDGET: with 20, two series of 6 years and 4 each."""
-    monkeypatch.setattr(store_module, "SCAN_BUDGET", 20)
-    monkeypatch.setattr(store_module, "SCAN_SERIES_COST", 4)
+    monkeypatch.setattr(reads_module, "SCAN_BUDGET", 20)
+    monkeypatch.setattr(reads_module, "SCAN_SERIES_COST", 4)
     fresh.submit_bulk(grid_records())
     assert fresh.wait_idle(WAIT_SECONDS)
     with redis_server.client() as direct:
@@ -188,7 +188,7 @@ def test_a_page_after_a_key_starts_strictly_after_it_counts_every_match_and_keep
         fresh, monkeypatch, budget):
     """Keys stored or not, before every record or after them all, names past ASCII (ordered by code point,
     whatever the server's locale), years of 31 digits; read in one script or in many."""
-    monkeypatch.setattr(store_module, "SCAN_BUDGET", budget)
+    monkeypatch.setattr(reads_module, "SCAN_BUDGET", budget)
     fresh.submit_bulk(CURSOR_RECORDS)
     assert fresh.wait_idle(WAIT_SECONDS)
     for after in CURSORS:
@@ -218,7 +218,7 @@ def commands(direct):
 def test_a_page_after_a_deep_key_costs_what_the_first_page_costs(fresh, redis_server, monkeypatch):
     """The same scripts as the first page (every series is counted for ``total`` either way), and only the
     page's own values read: none of the records before the key."""
-    monkeypatch.setattr(store_module, "SCAN_BUDGET", 20)
+    monkeypatch.setattr(reads_module, "SCAN_BUDGET", 20)
     fresh.submit_bulk(grid_records())
     assert fresh.wait_idle(WAIT_SECONDS)
     deep = fresh.records(offset=60, limit=1)[1][0][0]

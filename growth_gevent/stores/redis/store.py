@@ -4,7 +4,8 @@ Bulk jobs are queued whole in one script; any worker then applies the oldest job
 script per chunk that removes the chunk as it applies it, so jobs are applied in order, each chunk
 exactly once, and a job whose worker died is finished by another. A chunk that fails CHUNK_ATTEMPTS
 times (malformed, or a key of another type in the way) moves its job to the dead letters, so that later
-jobs proceed. The keys are in :mod:`.keys`, the scripts in :mod:`.scripts`.
+jobs proceed. The keys are in :mod:`.keys`, the scripts in :mod:`.scripts`, the reads across many series
+(list queries, the export, the facets) in :mod:`.reads`.
 """
 
 import functools
@@ -20,10 +21,7 @@ from redis.retry import Retry
 
 from ...core.logs import ThrottledLog
 from ...core.loop import let_io_run
-from ...core.records import Record
 from ..base import (
-    COUNTRY,
-    EXPORT_BATCH_RECORDS,
     JOBS_KEPT,
     BulkQueueFull,
     BulkStatus,
@@ -32,8 +30,6 @@ from ..base import (
     Store,
     StoreFull,
     StoreUnavailable,
-    add_to_facet,
-    facet_list,
 )
 from . import scripts
 from .cache import ReadCache
@@ -55,6 +51,7 @@ from .keys import (
     record_keys,
     series_key,
 )
+from .reads import Reads
 from .sentinel import SCHEMES, PrimaryConnection, PrimarySSLConnection, SentinelPrimary, SentinelURL
 from .shared_connection import NotReplicated, SharedConnection
 
@@ -65,13 +62,6 @@ CHUNK_ATTEMPTS = 3
 # next line says how many were not.
 FAILURE_LOG_LINES = 10
 FAILURE_LOG_WINDOW_SECONDS = 60.0
-# Records a list query examines per script, each series read counting SCAN_SERIES_COST more (it costs as
-# much as that many years): a few ms of Redis time (docs/performance.md#list-queries-in-budgeted-scripts).
-SCAN_BUDGET = 10_000
-SCAN_SERIES_COST = 4
-# An export's scripts examine about a batch's worth: past a full batch a script goes on only counting
-# series, which an export does not need (the whole SCAN_BUDGET made each batch cost a scan of the store).
-EXPORT_SCAN_BUDGET = EXPORT_BATCH_RECORDS
 # How often an idle worker looks for queued jobs that no worker is applying (one script call).
 QUEUE_POLL_SECONDS = 1.0
 WAIT_POLL_SECONDS = 0.005
@@ -177,6 +167,7 @@ class RedisStore(Store):
         self._apply_next_chunk = self._redis.register_script(scripts.APPLY_NEXT_CHUNK.source)
         self._shared = SharedConnection(connect, timeout, replicas=min_replicas, wait_seconds=replica_timeout)
         self._cache = ReadCache(connect, timeout, cache_stale_seconds) if cache_stale_seconds else None
+        self._reads = Reads(self._call)
         if self._primary is not None:
             self._primary.on_change(self._primary_lost)
         self._durability = DurabilityWatch(self._shared.call, min_replicas)
@@ -297,83 +288,24 @@ class RedisStore(Store):
     def size(self):
         return int(self._shared.call("GET", SIZE) or 0)
 
-    @_available
-    def series(self, country, indicator, first=None, last=None):
-        key = series_key(country, indicator)
-        if first is not None and first == last:
-            raw = self._shared.call("HGET", key, first)
-            return [] if raw is None else [(first, ujson.loads(raw))]
-        flat = self._shared.call("HGETALL", key)
-        values = sorted((int(flat[k]), flat[k + 1]) for k in range(0, len(flat), 2))
-        return [(year, ujson.loads(raw)) for year, raw in values
-                if (first is None or year >= first) and (last is None or year <= last)]
+    # The reads across many series are :class:`Reads`'s, through _call.
 
-    @_available
+    def series(self, country, indicator, first=None, last=None):
+        return self._reads.series(country, indicator, first, last)
+
     def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
-        """Read in scripts of about SCAN_BUDGET records each, so that a query across the whole store holds
-        Redis no longer than one of them at a time: each series is read whole, in one script, but a
-        write between two scripts may show in the series read after it and not in those before. Every
-        matching series is counted (``total``); ``after`` only decides where the page starts, in the same
-        scripts, so a page after any key costs what the first page costs."""
-        given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
-        cursor = ["", "", "", ""] if after is None else ["1", after[0], after[1], after[2]]
-        page: list[Record] = []
-        total, resume, skip = 0, ("", ""), offset
-        while True:
-            matching, flat, *resume, skip = self._run(
-                scripts.RECORDS, [], [PREFIX, *given, skip, limit - len(page), *resume, SCAN_BUDGET, SCAN_SERIES_COST,
-                                      *cursor])
-            total += matching
-            page += [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), ujson.loads(flat[k + 3]))
-                     for k in range(0, len(flat), 4)]
-            if not resume[0]:
-                return total, page
+        return self._reads.records(country, indicator, first, last, offset, limit, after)
 
     def export(self, country=None, indicator=None, first=None, last=None):
-        """Batches read by the list's script (``records.lua``), each from the series before the one of the
-        last key sent (``resume``) and after that key (the cursor), so that a batch costs what a page after a
-        cursor costs, without reading again the series before it; a script stops at SCAN_BUDGET, and the
-        next one resumes where it stopped until the batch is full or the records run out."""
-        given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
-        cursor: list[str | int] = ["", "", "", ""]  # after the key, once one was read
-        resume = ("", "")
-        # The series of the last key read, and the one before it: where the next batch's first script resumes.
-        series = before = ("", "")
-        batch: list[Record] = []
-        while True:
-            flat, *resume = self._records_script(given, EXPORT_BATCH_RECORDS - len(batch), resume, cursor)
-            for k in range(0, len(flat), 4):
-                key = (flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2]))
-                if key[:2] != series:
-                    series, before = key[:2], series
-                batch.append((key, ujson.loads(flat[k + 3])))
-            if len(batch) == EXPORT_BATCH_RECORDS:  # a script goes on counting: its resume says nothing then
-                yield batch
-                cursor, resume, batch = ["1", *batch[-1][0]], before, []
-            elif not resume[0]:
-                if batch:
-                    yield batch
-                return
+        return self._reads.export(country, indicator, first, last)
 
-    @_available
-    def _records_script(self, given, room, resume, cursor):
-        """One run of ``records.lua`` from after the series ``resume``: ``[page part, *resume]``."""
-        _, flat, *resume, _ = self._run(scripts.RECORDS, [], [PREFIX, *given, 0, room, *resume,
-                                                               EXPORT_SCAN_BUDGET, SCAN_SERIES_COST, *cursor])
-        return [flat, *resume]
-
-    @_available
     def facets(self, by, country=None, indicator=None):
-        totals: dict[str, list[int]] = {}
-        resume = ""
-        while True:
-            rows, resume = self._run(scripts.FACETS, [], [PREFIX, country or "", indicator or "", resume, SCAN_BUDGET])
-            for k in range(0, len(rows), 5):
-                add_to_facet(totals, (rows[k] if by == COUNTRY else rows[k + 1]).decode(), rows[k + 2], rows[k + 3],
-                             rows[k + 4])
-            if not resume:
-                return facet_list(totals)
-            resume = resume.decode()
+        return self._reads.facets(by, country, indicator)
+
+    @_available
+    def _call(self, *command):
+        """One command's reply through the shared connection."""
+        return self._shared.call(*command)
 
     @_available
     def submit_bulk(self, records, initial=False):

@@ -1,0 +1,107 @@
+"""The Redis store's reads across many series: list queries, the export and the facets.
+
+Each runs in scripts of about SCAN_BUDGET records (``records.lua``, ``facets.lua``), so that one holds Redis no
+longer than a few ms, and the worker yields to its other greenlets while it waits for each.
+"""
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import ujson
+
+from ...core.records import Key, Number, Record
+from ..base import COUNTRY, EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
+from . import scripts
+from .keys import PREFIX, series_key
+
+# Records a list query examines per script, each series read counting SCAN_SERIES_COST more (it costs as
+# much as that many years): a few ms of Redis time (docs/performance.md#list-queries-in-budgeted-scripts).
+SCAN_BUDGET = 10_000
+SCAN_SERIES_COST = 4
+# An export's scripts examine about a batch's worth: past a full batch a script goes on only counting
+# series, which an export does not need (the whole SCAN_BUDGET made each batch cost a scan of the store).
+EXPORT_SCAN_BUDGET = EXPORT_BATCH_RECORDS
+
+
+class Reads:
+    """List queries, the export and the facets, through ``call`` (one command, one reply, Redis's errors
+    already made StoreUnavailable by the store)."""
+
+    def __init__(self, call: Callable[..., Any]):
+        self._call = call
+
+    def _run(self, script: scripts.Script, arguments: list) -> Any:
+        return script.run(self._call, [], arguments)
+
+    def series(self, country: str, indicator: str, first: int | None = None,
+               last: int | None = None) -> list[tuple[int, Number]]:
+        key = series_key(country, indicator)
+        if first is not None and first == last:
+            raw = self._call("HGET", key, first)
+            return [] if raw is None else [(first, ujson.loads(raw))]
+        flat = self._call("HGETALL", key)
+        values = sorted((int(flat[k]), flat[k + 1]) for k in range(0, len(flat), 2))
+        return [(year, ujson.loads(raw)) for year, raw in values
+                if (first is None or year >= first) and (last is None or year <= last)]
+
+    def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+                last: int | None = None, offset: int = 0, limit: int = 100,
+                after: Key | None = None) -> tuple[int, list[Record]]:
+        """Read in scripts of about SCAN_BUDGET records each, so that a query across the whole store holds
+        Redis no longer than one of them at a time: each series is read whole, in one script, but a
+        write between two scripts may show in the series read after it and not in those before. Every
+        matching series is counted (``total``); ``after`` only decides where the page starts, in the same
+        scripts, so a page after any key costs what the first page costs."""
+        given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
+        cursor = ["", "", "", ""] if after is None else ["1", after[0], after[1], after[2]]
+        page: list[Record] = []
+        total, resume, skip = 0, ["", ""], offset
+        while True:
+            matching, flat, *resume, skip = self._run(
+                scripts.RECORDS, [PREFIX, *given, skip, limit - len(page), *resume, SCAN_BUDGET, SCAN_SERIES_COST,
+                                  *cursor])
+            total += matching
+            page += [((flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2])), ujson.loads(flat[k + 3]))
+                     for k in range(0, len(flat), 4)]
+            if not resume[0]:
+                return total, page
+
+    def export(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+               last: int | None = None) -> Iterator[list[Record]]:
+        """Batches read by the list's script (``records.lua``), each from the series before the one of the
+        last key sent (``resume``) and after that key (the cursor), so that a batch costs what a page after a
+        cursor costs, without reading again the series before it; a script stops at SCAN_BUDGET, and the
+        next one resumes where it stopped until the batch is full or the records run out."""
+        given = ["" if argument is None else argument for argument in (country, indicator, first, last)]
+        cursor: list[str | int] = ["", "", "", ""]  # after the key, once one was read
+        resume = ("", "")
+        # The series of the last key read, and the one before it: where the next batch's first script resumes.
+        series = before = ("", "")
+        batch: list[Record] = []
+        while True:
+            _, flat, *resume, _ = self._run(scripts.RECORDS, [PREFIX, *given, 0, EXPORT_BATCH_RECORDS - len(batch),
+                                                              *resume, EXPORT_SCAN_BUDGET, SCAN_SERIES_COST, *cursor])
+            for k in range(0, len(flat), 4):
+                key = (flat[k].decode(), flat[k + 1].decode(), int(flat[k + 2]))
+                if key[:2] != series:
+                    series, before = key[:2], series
+                batch.append((key, ujson.loads(flat[k + 3])))
+            if len(batch) == EXPORT_BATCH_RECORDS:  # a script goes on counting: its resume says nothing then
+                yield batch
+                cursor, resume, batch = ["1", *batch[-1][0]], before, []
+            elif not resume[0]:
+                if batch:
+                    yield batch
+                return
+
+    def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
+        totals: dict[str, list[int]] = {}
+        resume = ""
+        while True:
+            rows, resume = self._run(scripts.FACETS, [PREFIX, country or "", indicator or "", resume, SCAN_BUDGET])
+            for k in range(0, len(rows), 5):
+                add_to_facet(totals, (rows[k] if by == COUNTRY else rows[k + 1]).decode(), rows[k + 2], rows[k + 3],
+                             rows[k + 4])
+            if not resume:
+                return facet_list(totals)
+            resume = resume.decode()
