@@ -7,6 +7,8 @@
 - ``growth:size``: how many records there are
 - ``growth:years``: hash, ``{COUNTRY}/{INDICATOR}`` -> ``"{first} {last}"``, the series' year range, written
   by the facets script when it needs one, dropped by every write that adds or removes a year of the series
+- ``growth:generation``: a count that every write creating or removing a record increments (a value replaced
+  changes no facet): the facets a worker read are still true while it has not changed
 - ``growth:jobs``: accepted bulk jobs, oldest first; ``growth:job:{N}``: the chunks of job N not yet
   applied, each a JSON array ``[country, indicator, ["year", "value", ...], ...]``: consecutive records
   of one series are one group, written with one ``HSET``; numbers are JSON strings of their JSON text,
@@ -39,6 +41,7 @@ SERIES_PREFIX = PREFIX + "s:"
 COUNTRIES = PREFIX + "countries"
 SIZE = PREFIX + "size"
 YEAR_RANGES = PREFIX + "years"
+GENERATION = PREFIX + "generation"
 JOBS = PREFIX + "jobs"
 BULK = PREFIX + "bulk"
 REMAINING = PREFIX + "remaining"

@@ -1,9 +1,14 @@
 """The Redis store's reads across many series: list queries, the export and the facets.
 
 Each runs in scripts of about SCAN_BUDGET records (``records.lua``, ``facets.lua``), so that one holds Redis no
-longer than a few ms, and the worker yields to its other greenlets while it waits for each.
+longer than a few ms, and the worker yields to its other greenlets while it waits for each. The facets a
+worker read are kept while ``growth:generation`` (incremented by every write that creates or removes a
+record) and the data marker (:mod:`.durability`) say nothing changed: a client asking for them again costs
+one round trip. Without the marker (Redis lost its data, and no worker has set it again yet) nothing is kept:
+a generation counted again from 0 could match one from before.
 """
 
+import collections
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -12,7 +17,7 @@ import ujson
 from ...core.records import Key, Number, Record
 from ..base import COUNTRY, EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
 from . import scripts
-from .keys import PREFIX, series_key
+from .keys import DATA_MARKER, GENERATION, PREFIX, series_key
 
 # Records a list query examines per script, each series read counting SCAN_SERIES_COST more (it costs as
 # much as that many years): a few ms of Redis time (docs/performance.md#list-queries-in-budgeted-scripts).
@@ -21,6 +26,8 @@ SCAN_SERIES_COST = 4
 # An export's scripts examine about a batch's worth: past a full batch a script goes on only counting
 # series, which an export does not need (the whole SCAN_BUDGET made each batch cost a scan of the store).
 EXPORT_SCAN_BUDGET = EXPORT_BATCH_RECORDS
+# Facets kept per worker, the least recently read dropped first: each filter is one.
+FACETS_KEPT = 16
 
 
 class Reads:
@@ -29,6 +36,8 @@ class Reads:
 
     def __init__(self, call: Callable[..., Any]):
         self._call = call
+        # (by, country, indicator) -> (generation and data marker when read, the facets)
+        self._facets: collections.OrderedDict[tuple, tuple[list, list[Facet]]] = collections.OrderedDict()
 
     def _run(self, script: scripts.Script, arguments: list) -> Any:
         return script.run(self._call, [], arguments)
@@ -95,6 +104,15 @@ class Reads:
                 return
 
     def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
+        """Those read last for the same ``by`` and filter while the generation and the data marker are the
+        same; else read again, by ``facets.lua``, the generation read before, so that a write made while
+        they are read makes the next read read them again."""
+        asked = (by, country, indicator)
+        generation = self._call("MGET", GENERATION, DATA_MARKER)
+        kept = self._facets.get(asked)
+        if kept is not None and kept[0] == generation and generation[1] is not None:
+            self._facets.move_to_end(asked)
+            return kept[1]
         totals: dict[str, list[int]] = {}
         resume = ""
         while True:
@@ -103,5 +121,14 @@ class Reads:
                 add_to_facet(totals, (rows[k] if by == COUNTRY else rows[k + 1]).decode(), rows[k + 2], rows[k + 3],
                              rows[k + 4])
             if not resume:
-                return facet_list(totals)
+                break
             resume = resume.decode()
+        facets = facet_list(totals)
+        self._facets[asked] = (generation, facets)
+        if len(self._facets) > FACETS_KEPT:
+            self._facets.popitem(last=False)
+        return facets
+
+    def forget(self) -> None:
+        """Drop the facets kept: the primary changed, and the next one may have other data and generation."""
+        self._facets.clear()

@@ -40,6 +40,7 @@ from .keys import (
     COUNTRIES,
     DEAD,
     DEAD_ERRORS,
+    GENERATION,
     JOB_RECORDS,
     JOBS,
     PREFIX,
@@ -205,6 +206,7 @@ class RedisStore(Store):
         self._shared.disconnect("the Redis primary changed, or is failing over")
         if self._cache is not None:
             self._cache.reset()
+        self._reads.forget()
         self._redis.connection_pool.disconnect()
 
     def health(self) -> Health:
@@ -245,8 +247,8 @@ class RedisStore(Store):
         keys = record_keys(country, indicator)
         arguments = [year, ujson.dumps(value), country, indicator, self._max_records]
         try:
-            created = self._checked(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK, YEAR_RANGES],
-                                    arguments, check)
+            created = self._checked(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK, YEAR_RANGES,
+                                                  GENERATION], arguments, check)
         finally:
             self._forget(keys[0])
         if isinstance(created, list):  # [b"full", size]: nothing written
@@ -258,7 +260,8 @@ class RedisStore(Store):
         country, indicator, year = key
         keys = record_keys(country, indicator)
         try:
-            return self._checked(scripts.DELETE, [*keys, YEAR_RANGES], [year, country, indicator], check) == 1
+            return self._checked(scripts.DELETE, [*keys, YEAR_RANGES, GENERATION], [year, country, indicator],
+                                 check) == 1
         finally:
             self._forget(keys[0])
 

@@ -30,6 +30,7 @@ local function apply(chunk)
     if new > 0 then
       redis.call('INCRBY', KEYS[3], new)
       redis.call('HDEL', p .. 'years', country .. '/' .. indicator)
+      redis.call('INCR', p .. 'generation')
     end
     if counting then forget_new_keys(country, indicator, fields, nil) end
     -- Indexed every time, not only when the series is new: a chunk applied again after a failure

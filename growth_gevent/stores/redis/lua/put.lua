@@ -1,5 +1,5 @@
 -- KEYS: series, the country's indicators, countries, size, the series' new keys counted by jobs waiting
--- (enqueue.lua), bulk, year ranges. ARGV: year, value, country, indicator, the most records the store
+-- (enqueue.lua), bulk, year ranges, generation. ARGV: year, value, country, indicator, the most records the store
 -- holds, and optionally the value expected stored ('' for none). Returns 1 for a record created, 0 for one
 -- replaced, {'changed'} when the value stored is not the one expected, or {'full', held} when the key is
 -- new, no job waiting counted it, and the store holds its most already with the new keys of those jobs:
@@ -13,6 +13,7 @@ end
 local created = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if created == 1 then
   redis.call('INCR', KEYS[4])
+  redis.call('INCR', KEYS[8])
   redis.call('HDEL', KEYS[7], ARGV[3] .. '/' .. ARGV[4])
   if redis.call('HDEL', KEYS[5], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[6], 'new', -1) end
   if redis.call('HLEN', KEYS[1]) == 1 then
