@@ -426,7 +426,8 @@ class TestCursorPaging:
             "msg": 'offset is at most 10000; follow "next" to page further'}
 
     @pytest.mark.parametrize("cursor", ["x", "!!!!", "WzFd", "e30", "WyJBIiwiQiIsIjIwMDIiXQ", "WyJBIiwiQiIsdHJ1ZV0",
-                                        "WyJBIiwiQiIsMS41XQ", "W251bGwsIkIiLDFd", "%FF"])
+                                        "WyJBIiwiQiIsMS41XQ", "W251bGwsIkIiLDFd", "%FF",
+                                        "WyJcdWQ4MDAiLCJYIiwxXQ"])  # ["\ud800","X",1]: a lone surrogate
     def test_a_cursor_that_does_not_decode_is_400(self, client, cursor):
         assert client.get(f"/api/v1/growth?cursor={cursor}", status=400).json == {
             "msg": 'cursor is not one this service gave; pass a page\'s "next" as it is'}

@@ -16,7 +16,8 @@ def test_a_cursor_is_url_safe_and_names_its_key(key):
 
 
 @pytest.mark.parametrize("cursor", ["", "x", "!!!!", "WzFd", "e30", "bnVsbA", "WyJBIiwiQiIsIjEiXQ",
-                                    "WyJBIiwiQiIsdHJ1ZV0", "WyJBIiwiQiIsMSwyXQ", "_w"])
+                                    "WyJBIiwiQiIsdHJ1ZV0", "WyJBIiwiQiIsMSwyXQ", "_w",
+                                    "WyJcdWQ4MDAiLCJYIiwxXQ", "WyJYIiwiXHVkZmZmIiwxXQ"])  # a lone surrogate
 def test_anything_else_is_invalid(cursor):
     with pytest.raises(InvalidCursor):
         decode_cursor(cursor)
