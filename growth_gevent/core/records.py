@@ -17,16 +17,17 @@ PAUSE_EVERY = 5000
 # pywsgi's and nginx's (large_client_header_buffers); ours, not read from pywsgi, whose constant is not public.
 # Stated here on the ground floor because the longest addressable name below depends on it.
 MAX_REQUEST_LINE = 8192
-# A record must be addressable: its URL, both names percent-encoded and a year of up to this many
-# characters, must fit in a request line (414 past it), whatever the other name.
+# A record must be addressable: its URL, both names as stored (upper-cased) percent-encoded and a year of up to
+# this many characters, must fit in a request line (414 past it), whatever the other name.
 YEAR_URL_BYTES = 100
 # The years a record may have, in a bulk body and in a PUT's URL alike (and so every stored record has a
 # URL): nine digits at most. Every calendar year, and period codes such as YYYYMMDD; an int32 in any
 # client, exact as a double (Redis's Lua); and far within YEAR_URL_BYTES.
 MAX_YEAR = 999_999_999
 MAX_NAME_URL_BYTES = (MAX_REQUEST_LINE - len("DELETE /api/v1/growth/// HTTP/1.1\r\n") - YEAR_URL_BYTES) // 2
-# UTF-8 percent-encoded takes at most 12 bytes a character: a name this short fits without encoding it.
-_SURELY_SHORT = MAX_NAME_URL_BYTES // 12
+# Upper-casing makes at most 3 characters of one ('ΐ' -> 'Ϊ́'), and UTF-8 percent-encoded takes at most 12 bytes a
+# character: a name this short fits without encoding it.
+_SURELY_SHORT = MAX_NAME_URL_BYTES // 36
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -51,7 +52,8 @@ def make_key(country: str, indicator: str, year: int) -> Key:
 
 def check_name(field: str, value: object) -> str | None:
     """Country and Indicator: non-empty strings that can be written in a URL path segment, each
-    naming one thing: not ``.`` or ``..``, which clients resolve away, nor control characters."""
+    naming one thing: not ``.`` or ``..``, which clients resolve away, nor control characters; the length
+    limit holds for the name as stored, upper-cased, so that every stored record has a URL."""
     if type(value) is not str or not value:
         return f"{field} must be a non-empty string"
     if "/" in value:
@@ -63,8 +65,8 @@ def check_name(field: str, value: object) -> str | None:
         return f"{field} must be valid UTF-8 text"
     if not value.isprintable() and _CONTROL.search(value):
         return f"{field} must not contain control characters"
-    if len(value) > _SURELY_SHORT and len(quote(value, safe="")) > MAX_NAME_URL_BYTES:
-        return f"{field} must be at most {MAX_NAME_URL_BYTES} bytes long once percent-encoded in a URL"
+    if len(value) > _SURELY_SHORT and len(quote(value.upper(), safe="")) > MAX_NAME_URL_BYTES:
+        return f"{field} must be at most {MAX_NAME_URL_BYTES} bytes long once upper-cased and percent-encoded in a URL"
     return None
 
 

@@ -635,7 +635,17 @@ class TestNames:
         name = "A" * (MAX_NAME_URL_BYTES + 1)
         response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
         assert response.json == {"msg": f"record 0: Country must be at most {MAX_NAME_URL_BYTES} bytes long once "
-                                        "percent-encoded in a URL"}
+                                        "upper-cased and percent-encoded in a URL"}
+
+    def test_a_name_whose_upper_case_is_too_long_for_a_request_line_is_422(self, client):
+        name = "ΐ" * 470  # 2,820 bytes percent-encoded, 8,460 upper-cased ('Ϊ́'): the stored name had no URL
+        message = (f"Country must be at most {MAX_NAME_URL_BYTES} bytes long once upper-cased and percent-encoded "
+                   "in a URL")
+        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
+        assert response.json == {"msg": f"record 0: {message}"}
+        assert client.put_json(f"/api/v1/growth/{quote(name, safe='')}/B/1", {"value": 1}, status=422).json == {
+            "msg": message}
+        assert client.get("/api/v1/growth/size").json == {"size": 0}
 
     @pytest.mark.parametrize("year", ["0001", "-0", "00", "-01", "02002"])
     def test_a_year_in_another_spelling_than_json_s_names_no_record(self, client, year):

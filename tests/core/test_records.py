@@ -78,7 +78,7 @@ def test_names_may_be_any_valid_unicode_text_but_not_undecodable():
     assert check_name("Country", "A\ufffd") == "Country must be valid UTF-8 text"
 
 
-TOO_LONG = f"Country must be at most {MAX_NAME_URL_BYTES} bytes long once percent-encoded in a URL"
+TOO_LONG = f"Country must be at most {MAX_NAME_URL_BYTES} bytes long once upper-cased and percent-encoded in a URL"
 
 
 @pytest.mark.parametrize("name, problem", [
@@ -91,6 +91,8 @@ TOO_LONG = f"Country must be at most {MAX_NAME_URL_BYTES} bytes long once percen
     ("A" * (MAX_NAME_URL_BYTES + 1), TOO_LONG),
     # Each é is 2 UTF-8 bytes, 6 characters percent-encoded.
     ("é" * (MAX_NAME_URL_BYTES // 6 + 1), TOO_LONG),
+    # 'ΐ' is 6 bytes encoded, 2,820 for 470, but stored upper-cased, 'Ϊ́', three characters of 18: 8,460.
+    ("ΐ" * 470, TOO_LONG),
 ])
 def test_names_that_cannot_name_a_record_in_a_url_are_refused(name, problem):
     assert check_name("Country", name) == problem
