@@ -366,3 +366,21 @@ def test_initial_data_is_exempt_from_the_cap_and_said_so(redis_server, caplog):
             store.put(("C", "D", 1), 1)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("min_replicas", [1, 0])
+def test_ready_is_503_while_too_few_replicas_are_connected_to_confirm_writes(redis_server, config, min_replicas):
+    redis_server.flush()
+    store = open_store(redis_server, min_replicas=min_replicas, replica_timeout=0.05)
+    try:
+        client = webtest.TestApp(create_app(store, config))
+        if not min_replicas:
+            assert client.get("/ready").json == {"msg": "ready"}
+            return
+        put = client.put_json("/api/v1/growth/A/B/1", {"value": 1}, status=503)  # refused: no replica confirms
+        assert "replicas" in put.json["msg"]
+        response = client.get("/ready", status=503)
+        assert response.json == {"msg": "writes are refused: GROWTH_REDIS_MIN_REPLICAS=1, but the Redis primary has "
+                                        "0 replicas connected"}
+    finally:
+        store.close()

@@ -8,7 +8,8 @@ tree (workers are forked after the first process has said it).
 
 With replicas and Sentinel, a failover to a replica loses the writes the old primary had not yet sent
 it, unless each write waited for replicas (``GROWTH_REDIS_MIN_REPLICAS``, WAIT): the start-up log gives
-the table of what each replica count and ``appendfsync`` lose in which failure, the setup's own row marked.
+the table of what each replica count and ``appendfsync`` lose in which failure, the setup's own row marked;
+while fewer replicas are connected than it asks for, writes are refused, and ``/ready`` says so.
 
 Redis losing its data (restarted without persistence, or with its files lost; flushed) is noticed with
 a marker: a key holding a random token, set when absent. A marker that changed or vanished since the
@@ -175,6 +176,20 @@ class DurabilityWatch:
         if replicas is not None and replicas < self._min_replicas:
             log.warning("GROWTH_REDIS_MIN_REPLICAS=%d, but the Redis primary has %d replicas connected: writes "
                         "answer 503 until enough replicas confirm them", self._min_replicas, replicas)
+
+    def missing_replicas(self) -> str | None:
+        """Why writes are refused for want of replicas to confirm them (fewer connected than
+        GROWTH_REDIS_MIN_REPLICAS), asked of Redis now; None when enough are, or none is needed."""
+        if not self._min_replicas:
+            return None
+        try:
+            replicas = self._connected_replicas()
+        except redis.RedisError as error:
+            return f"writes are refused: the Redis primary cannot say how many replicas it has: {error}"
+        if replicas is None or replicas >= self._min_replicas:  # INFO refused: writes tell
+            return None
+        return (f"writes are refused: GROWTH_REDIS_MIN_REPLICAS={self._min_replicas}, but the Redis primary has "
+                f"{replicas} replicas connected")
 
     def _connected_replicas(self):
         """INFO replication's connected_slaves; None when INFO is refused."""

@@ -212,6 +212,9 @@ class RedisStore(Store):
     def health(self) -> Health:
         return Health(data_losses=self._durability.losses)
 
+    def writes_refused(self) -> str | None:
+        return self._durability.missing_replicas()
+
     def _no_such_database(self):
         pool = self._redis.connection_pool
         database = pool.connection_kwargs.get("db", 0)
