@@ -373,6 +373,7 @@ def test_ready_is_503_while_too_few_replicas_are_connected_to_confirm_writes(red
     redis_server.flush()
     store = open_store(redis_server, min_replicas=min_replicas, replica_timeout=0.05)
     try:
+        store.ping()  # and the checks every CHECK_SECONDS begin, the first at once
         client = webtest.TestApp(create_app(store, config))
         if not min_replicas:
             assert client.get("/ready").json == {"msg": "ready"}

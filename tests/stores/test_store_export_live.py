@@ -3,9 +3,8 @@
 import pytest
 
 from growth_gevent.stores.redis import reads as redis_reads
+from tests.helpers.redis_support import open_store
 from tests.stores.test_store_export import EXPORT_BATCH_RECORDS, exported, loaded
-
-from redis_support import open_store
 
 
 @pytest.mark.parametrize("budget", [1, 3, 50])

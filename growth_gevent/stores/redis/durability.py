@@ -9,7 +9,7 @@ tree (workers are forked after the first process has said it).
 With replicas and Sentinel, a failover to a replica loses the writes the old primary had not yet sent
 it, unless each write waited for replicas (``GROWTH_REDIS_MIN_REPLICAS``, WAIT): the start-up log gives
 the table of what each replica count and ``appendfsync`` lose in which failure, the setup's own row marked;
-while fewer replicas are connected than it asks for, writes are refused, and ``/ready`` says so.
+while fewer replicas are connected than it asks for (at the last check), ``/ready`` says that writes are refused.
 
 Redis losing its data (restarted without persistence, or with its files lost; flushed) is noticed with
 a marker: a key holding a random token, set when absent. A marker that changed or vanished since the
@@ -84,6 +84,8 @@ class DurabilityWatch:
         self._min_replicas = min_replicas
         self._interval = interval
         self.losses = 0
+        # Why writes are refused for want of replicas to confirm them, at the last check; None: they are not.
+        self.missing_replicas: str | None = None
         self._marker: bytes | None = None  # the marker's token at the last check
         self._run_id: str | None = None  # the server's at the last check (None: not known)
         self._checked_at = 0.0  # time.monotonic() of the last check
@@ -111,6 +113,8 @@ class DurabilityWatch:
             pass  # unreachable, or refusing writes (read-only, out of memory): the next check
 
     def check(self) -> None:
+        """The marker, the run id and, with ``min_replicas``, the replicas connected (INFO replication; a
+        Redis that refuses INFO is taken to have enough: its writes say otherwise)."""
         run_id, uptime = self._server_run()
         if run_id not in _said_for_runs:
             self._say_persistence()
@@ -139,6 +143,11 @@ class DurabilityWatch:
         elif became is not None:
             log.info("Redis %s with its data", became)
         self._marker, self._run_id, self._checked_at = marker, run_id, now
+        if self._min_replicas:
+            replicas = self._connected_replicas()
+            self.missing_replicas = None if replicas is None or replicas >= self._min_replicas else (
+                f"writes are refused: GROWTH_REDIS_MIN_REPLICAS={self._min_replicas}, but the Redis primary has "
+                f"{replicas} replicas connected")
 
     def _server_run(self) -> tuple[str | None, int | None]:
         """The run id of the Redis server, new at each start, and its seconds up; None each when INFO is
@@ -176,20 +185,6 @@ class DurabilityWatch:
         if replicas is not None and replicas < self._min_replicas:
             log.warning("GROWTH_REDIS_MIN_REPLICAS=%d, but the Redis primary has %d replicas connected: writes "
                         "answer 503 until enough replicas confirm them", self._min_replicas, replicas)
-
-    def missing_replicas(self) -> str | None:
-        """Why writes are refused for want of replicas to confirm them (fewer connected than
-        GROWTH_REDIS_MIN_REPLICAS), asked of Redis now; None when enough are, or none is needed."""
-        if not self._min_replicas:
-            return None
-        try:
-            replicas = self._connected_replicas()
-        except redis.RedisError as error:
-            return f"writes are refused: the Redis primary cannot say how many replicas it has: {error}"
-        if replicas is None or replicas >= self._min_replicas:  # INFO refused: writes tell
-            return None
-        return (f"writes are refused: GROWTH_REDIS_MIN_REPLICAS={self._min_replicas}, but the Redis primary has "
-                f"{replicas} replicas connected")
 
     def _connected_replicas(self):
         """INFO replication's connected_slaves; None when INFO is refused."""

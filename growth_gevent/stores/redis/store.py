@@ -210,10 +210,7 @@ class RedisStore(Store):
         self._redis.connection_pool.disconnect()
 
     def health(self) -> Health:
-        return Health(data_losses=self._durability.losses)
-
-    def writes_refused(self) -> str | None:
-        return self._durability.missing_replicas()
+        return Health(writes_refused=self._durability.missing_replicas, data_losses=self._durability.losses)
 
     def _no_such_database(self):
         pool = self._redis.connection_pool
