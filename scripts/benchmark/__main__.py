@@ -12,6 +12,7 @@ from growth_gevent.testing import RedisServer
 from scripts import benchmark
 
 from .data import DATA_3MB, DATA_500KB, DATA_LARGE, ROOT, make_data_files
+from .facets import facet_lines
 from .failover import failover_lines, measure_failover
 from .journal import journal_lines, journal_targets, measure_journal
 from .measure import (
@@ -67,11 +68,18 @@ def main():
     parser.add_argument("--failover", action="store_true",
                         help="measure only Redis behind Sentinel: PUTs with GROWTH_REDIS_MIN_REPLICAS=0 and 1, and "
                              "a kill -9 of the primary (scripts/benchmark/failover.py)")
+    parser.add_argument("--facets", action="store_true",
+                        help="measure only GET /size beside a client looping on a facet or a range list, at the record "
+                             "cap, on both stores (scripts/benchmark/facets.py)")
     parser.add_argument("--update-docs", action="store_true",
                         help="write the tables and the targets into docs/performance.md between its bench markers")
     args = parser.parse_args()
     if args.uploads:
         print("\n".join(upload_lines(measure_uploads(args.runs, FILES), FILES)))
+        return
+    if args.facets:
+        for text in facet_lines(args.seconds, with_redis=True):
+            print(text, flush=True)
         return
     make_data_files()
     payload = DATA_3MB.read_bytes()

@@ -2,7 +2,7 @@
 from /proc, and that its tables, projection and targets format every row it measures."""
 
 
-from scripts.benchmark import http_cost, report, scenarios
+from scripts.benchmark import facets, http_cost, report, scenarios
 
 
 def fake_figures(scenario, index):
@@ -90,3 +90,18 @@ def test_the_http_cost_report_gives_the_falcon_floor_of_this_tree_alone():
     assert "this 0.75 (by CPU 0.75)" in next(line for line in lines if line.startswith("falcon floor / ceiling"))
     assert "this 0.80 (by CPU 0.80)" in next(line for line in lines if line.startswith("GET / falcon floor"))
     assert "base 0.60" in next(line for line in lines if line.startswith("GET / ceiling"))
+
+
+def test_the_facet_bench_shapes_are_those_it_names():
+    single = facets.single_record_series(1500)
+    assert len({(row["Country"], row["Indicator"]) for row in single}) == 1500  # a series a record
+    assert len({row["Indicator"] for row in single}) == 500
+    series = facets.generated_shape(100)
+    assert len(series) == 100 and len({(row["Country"], row["Indicator"], row["Year"]) for row in series}) == 100
+    assert [row["Year"] for row in series[:41]] == list(range(1980, 2021))
+
+
+def test_the_facet_bench_line_says_both_clients_figures():
+    size = {"rps": 1234.4, "p99_us": 5678}
+    assert facets.line("beside /countries", size, [0.002, 0.004, 0.009]) == (
+        "  beside /countries      GET /size     1234 req/s, p99     5.68 ms; the looping client 3 answers, median 4 ms")
