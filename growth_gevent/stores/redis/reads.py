@@ -15,7 +15,7 @@ from typing import Any
 import ujson
 
 from ...core.records import Key, Number, Record
-from ..base import COUNTRY, EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
+from ..base import EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
 from . import scripts
 from .keys import DATA_MARKER, GENERATION, PREFIX, series_key
 
@@ -116,10 +116,10 @@ class Reads:
         totals: dict[str, list[int]] = {}
         resume = ""
         while True:
-            rows, resume = self._run(scripts.FACETS, [PREFIX, country or "", indicator or "", resume, SCAN_BUDGET])
-            for k in range(0, len(rows), 5):
-                add_to_facet(totals, (rows[k] if by == COUNTRY else rows[k + 1]).decode(), rows[k + 2], rows[k + 3],
-                             rows[k + 4])
+            rows, resume = self._run(scripts.FACETS, [PREFIX, country or "", indicator or "", resume, SCAN_BUDGET,
+                                                      by])
+            for k in range(0, len(rows), 4):
+                add_to_facet(totals, rows[k].decode(), rows[k + 1], rows[k + 2], rows[k + 3])
             if not resume:
                 break
             resume = resume.decode()
