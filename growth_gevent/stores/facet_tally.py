@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 
 from ..core.loop import let_io_run
 
-# Names a facet lists between two yields to the event loop (~1 ms of work).
+# Names a facet lists between two yields to the event loop (~1 ms of work; figures in
+# docs/performance.md#facets-and-range-lists-beside-other-clients).
 NAMES_PER_SLICE = 2000
 
 

@@ -14,7 +14,8 @@ Indicators = dict[str, Series]  # indicator -> its series
 # What a lookup of an absent country or series finds; never written to.
 NO_INDICATORS: Indicators = {}
 NO_SERIES: Series = {}
-# Series a list query examines between two yields to the event loop (a few ms of work).
+# Series a list query examines between two yields to the event loop (a few ms of work; figures in
+# docs/performance.md#facets-and-range-lists-beside-other-clients).
 SERIES_PER_SLICE = 2000
 
 

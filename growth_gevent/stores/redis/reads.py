@@ -26,7 +26,8 @@ SCAN_SERIES_COST = 4
 # An export's scripts examine about a batch's worth: past a full batch a script goes on only counting
 # series, which an export does not need (the whole SCAN_BUDGET made each batch cost a scan of the store).
 EXPORT_SCAN_BUDGET = EXPORT_BATCH_RECORDS
-# Facets kept per worker, the least recently read dropped first: each filter is one.
+# Facets kept per worker, the least recently read dropped first: each filter is one (what keeping them
+# saves: docs/performance.md#facets-and-range-lists-beside-other-clients).
 FACETS_KEPT = 16
 
 
