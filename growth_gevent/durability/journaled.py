@@ -91,14 +91,15 @@ class JournalLog(WriteLog):
         self._wait_written(key, sized, self.journal.append(record, (key, previous)))
 
     def read(self, read: Callable[[], Answer], covers: Covers) -> Answer:
-        """``read()``'s answer once every write in flight that ``covers(key, sized)`` is durable; read
-        again after a batch failed and its writes were undone."""
+        """``read()``'s answer once every write in flight that ``covers(key, sized)`` is durable, those made
+        while it ran too (a list query or a facet yields between slices, and may show them); read again after
+        a batch failed and its writes were undone."""
         in_flight = self._in_flight
-        if not in_flight:  # the common case: nothing to wait for, or a policy that never waits
-            return read()
         while True:
-            batches = {batch for key, (batch, sized) in in_flight.items() if covers(key, sized)}
             answer = read()
+            if not in_flight:  # the common case: nothing to wait for, or a policy that never waits
+                return answer
+            batches = {batch for key, (batch, sized) in in_flight.items() if covers(key, sized)}
             if not batches:
                 return answer
             failed = False

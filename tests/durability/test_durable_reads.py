@@ -11,6 +11,7 @@ from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.durability import journal as journal_module
 from growth_gevent.stores.base import COUNTRY, INDICATOR, WritesRefused
+from growth_gevent.stores.memory_reads import SERIES_PER_SLICE
 from growth_gevent.testing import wait_for
 from tests.helpers.durability import GatedFsync
 from tests.helpers.recovering import opened
@@ -231,3 +232,15 @@ def test_facets_wait_for_a_record_created_in_flight_and_show_the_undo_when_it_fa
     assert [facet[1:] for facet in reader.get(timeout=5)] == [(1, 1990, 1990), (1, 2002, 2002)]
     with pytest.raises(WritesRefused):
         writer.get(timeout=5)
+
+
+def test_a_list_query_that_yields_waits_for_a_write_made_meanwhile(store, fsync, waits):
+    # More series than a list query reads between two yields (not logged: the fsyncs are held), and a write
+    # that comes in at its first yield, into a series that it reads after it.
+    store.apply_records([((f"C{n:05}", "I", 2000), 1.0) for n in range(2 * SERIES_PER_SLICE)])
+    reader = gevent.spawn(store.records, first=2000, last=2000, limit=1)
+    writer = gevent.spawn(store.put, (f"C{2 * SERIES_PER_SLICE - 1:05}", "J", 2000), 2.0)
+    waits.until_waiting(reader)
+    fsync.allow()
+    assert reader.get(timeout=5)[0] == 2 * SERIES_PER_SLICE + 1
+    assert writer.get(timeout=5) is True
