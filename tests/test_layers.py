@@ -71,3 +71,11 @@ def test_each_layer_says_what_it_may_import(layer):
         assert set(re.findall(r"``(\w+)``", said.group(1))) == ALLOWED[layer]
     else:
         assert said is None and "Imports nothing of growth_gevent's." in docstring
+
+
+MODULE_LINES_MOST = 450  # past it a module has two jobs: split it along the seam between them
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_module_stays_short(path):
+    assert len(path.read_text().splitlines()) <= MODULE_LINES_MOST
