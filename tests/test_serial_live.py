@@ -59,7 +59,7 @@ def test_serial_tests_run_on_one_worker_beside_no_other_test_while_the_others_ru
     ran = tmp_path / "ran.jsonl"
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q", "test_suite.py"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "tests"), "RAN": str(ran)})
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "RAN": str(ran)})
     assert run.returncode == 0, run.stdout + run.stderr
     tests = [json.loads(line) for line in ran.read_text().splitlines()]
     serial = [test for test in tests if test[0].startswith("serial")]
