@@ -8,23 +8,12 @@ import pytest
 
 from growth_gevent.stores.base import EXPORT_BATCH_RECORDS
 from growth_gevent.stores.memory_reads import SERIES_PER_SLICE
+from tests.helpers.store_export import exported, loaded
 from tests.helpers.support import applier_paused
 
 WAIT_SECONDS = 10
 RECORDS = [(("B", "X", 3), 3), (("A", "Y", 2), 2), (("B", "W", 5), 5), (("B", "X", 1), 1), (("B", "X", -7), 9),
            (("C", "Y", 2000), 1.5)]
-
-
-def loaded(store, records):
-    store.submit_bulk(records)
-    assert store.wait_idle(WAIT_SECONDS)
-    return store
-
-
-def exported(store, **filters):
-    batches = list(store.export(**filters))
-    assert all(batches), "no empty batch"
-    return [record for batch in batches for record in batch]
 
 
 class TestExport:

@@ -2,9 +2,10 @@
 
 import pytest
 
+from growth_gevent.stores.base import EXPORT_BATCH_RECORDS
 from growth_gevent.stores.redis import reads as redis_reads
 from tests.helpers.redis_support import open_store
-from tests.stores.test_store_export import EXPORT_BATCH_RECORDS, exported, loaded
+from tests.helpers.store_export import exported, loaded
 
 
 @pytest.mark.parametrize("budget", [1, 3, 50])
