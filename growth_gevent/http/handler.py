@@ -130,6 +130,10 @@ class Connection:
         self.idle = True
         self.last_received = time.monotonic()  # when a byte last arrived (or the connection was accepted)
         self.requests = 0
+        # What every request's environ on this connection starts from: the server's, and the client's address.
+        self.environ = server.get_environ()
+        self.environ.update(REMOTE_ADDR=address[0], REMOTE_PORT=str(address[1]))
+        self.environ["wsgi.input_terminated"] = True
         self.request_id = ""  # the X-Request-ID of the request being served
         # The request being answered, and its response: set by _serve_request and start_response.
         self.method = self.target = None
@@ -156,12 +160,19 @@ class Connection:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         connections.add(self)
+        loop = gevent.get_hub().loop
         try:
+            iteration = loop.iteration
             while self._serve_request():
-                # A fast client's next request is already waiting when this one is answered, so the read
-                # would not block and this greenlet would never yield: other connections would starve for
-                # whole seconds. Yield once per request so that every connection takes its turn.
-                gevent.sleep(0)
+                # A fast client's next request can be waiting when this one is answered (pipelined, in the read
+                # buffer), so the read would not block and this greenlet would never yield: other connections
+                # would starve for whole seconds. So a request served without the event loop turning once (no
+                # wait on the client, nor on anything else) is followed by a yield; one that waited has let
+                # every other connection take its turn already, and a yield more would cost a switch to the hub
+                # and back for nothing (a fifth of a small request's cost).
+                if loop.iteration == iteration:
+                    gevent.sleep(0)
+                iteration = loop.iteration
         finally:
             connections.discard(self)
             sock.close()
@@ -224,13 +235,12 @@ class Connection:
         """The WSGI environ of a parsed head: its fields as CGI names, its body as ``wsgi.input``."""
         line = head.request_line
         self.method, self.target, version = line.method, line.target, line.version
-        environ = self.server.get_environ()
+        environ = self.environ.copy()
         path, _, query = self.target.partition("?")
         environ["REQUEST_METHOD"] = self.method
-        environ["PATH_INFO"] = unquote(path, encoding="latin-1")
+        environ["PATH_INFO"] = unquote(path, encoding="latin-1") if "%" in path else path
         environ["QUERY_STRING"] = query
         environ["SERVER_PROTOCOL"] = version
-        environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = self.client_address[0], str(self.client_address[1])
         connection = expect = None
         offered = []
         for name, value in head.fields:
@@ -254,10 +264,9 @@ class Connection:
         self.http_1_0 = version == "HTTP/1.0"
         self.close_after = connection != "keep-alive" if self.http_1_0 else connection == "close"
         self._serve_as(offered[0] if len(offered) == 1 and _REQUEST_ID.fullmatch(offered[0]) else _new_request_id())
-        self.body = open_body(head.framing, self.rfile, self.server.max_body_bytes,
-                              self._send_continue if expect == "100-continue" and not self.http_1_0 else None)
-        environ["wsgi.input"] = self.body
-        environ["wsgi.input_terminated"] = True
+        environ["wsgi.input"] = self.body = open_body(
+            head.framing, self.rfile, self.server.max_body_bytes,
+            self._send_continue if expect == "100-continue" and not self.http_1_0 else None)
         return environ
 
     def _serve_as(self, identifier):
@@ -314,31 +323,29 @@ class Connection:
         if exc_info is not None and self.headers_sent:
             raise exc_info[1].with_traceback(exc_info[2])
         server = self.server
-        given_connection = None
-        self.content_length_given = False
-        for name, value in headers:
-            lowered = name.lower()
-            if lowered == "connection":
-                given_connection = value.lower()
-            elif lowered == "content-length":
-                self.content_length_given = True
+        # The headers joined in C, one "Name: value" a line; the names that matter here are found in that text
+        # lower-cased, rather than by a loop over the headers (only a Connection header's value is read).
+        lines = "\r\n".join(map(": ".join, headers))
+        lowered = "\n" + lines.lower()
+        given_connection = _connection_given(headers) if "\nconnection:" in lowered else None
+        self.content_length_given = "\ncontent-length:" in lowered
+        added = ""
         # A response before the body was read whole ends the connection: the rest of the body would
         # otherwise be read as the next request (after Expect: 100-continue it never comes).
         if given_connection is None and (server.draining or not self.body.finished):
-            headers = [*headers, ("Connection", "close")]
+            added = "Connection: close\r\n"
             given_connection = "close"
         if given_connection == "close":
             self.close_after = True
         elif given_connection is None and self.http_1_0:
-            headers = [*headers, ("Connection", "close" if self.close_after else "keep-alive")]
-        lines = f"HTTP/1.1 {status}\r\n" + "".join([f"{name}: {value}\r\n" for name, value in headers])
+            added = "Connection: close\r\n" if self.close_after else "Connection: keep-alive\r\n"
+        lines = f"HTTP/1.1 {status}\r\n{lines}\r\n{added}" if headers else f"HTTP/1.1 {status}\r\n{added}"
         # One CR and one LF per line, else a name or value carries a line break (response splitting).
-        if lines.count("\n") != len(headers) + 1 or lines.count("\r") != len(headers) + 1:
+        count = len(headers) + 1 + bool(added)
+        if lines.count("\n") != count or lines.count("\r") != count:
             raise ValueError("a line break in the response status or headers")
-        self.code = int(status.split(" ", 1)[0])
-        extra = b"X-Request-ID: %s\r\n%s" % (
-            self.request_id.encode(), b"" if self.close_after else b"Keep-Alive: %s\r\n" % server.keep_alive_header)
-        self.response_head = lines.encode("latin-1") + extra
+        self.code = int(status[:3])
+        self.response_head = lines.encode("latin-1")
         return self.write
 
     def write(self, data):
@@ -351,20 +358,22 @@ class Connection:
             return
         if not self.code:
             raise RuntimeError("the application did not call start_response()")
-        head = self.response_head + b"Date: %s\r\n" % http_date()
+        keep_alive = b"" if self.close_after else self.server.keep_alive_header
+        framing = b""
         if not self.content_length_given and self.code not in (204, 304) and self.method != "HEAD":
             result = self.result
             if result is not None and hasattr(result, "__len__"):  # all of it is known: its length
-                length: int = sum(len(part) for part in result)
-                head += b"Content-Length: %d\r\n" % length
+                framing = b"Content-Length: %d\r\n" % sum(map(len, result))
             elif not self.http_1_0:
-                head += b"Transfer-Encoding: chunked\r\n"
+                framing = b"Transfer-Encoding: chunked\r\n"
                 self.chunked = True
                 data = b"%x\r\n%s\r\n" % (len(data), data) if data else b""
             else:  # an HTTP/1.0 body of unknown length ends when the connection does
                 self.close_after = True
         self.headers_sent = True
-        self._sendall(head + b"\r\n" + data)
+        # The whole head and the body's first bytes in one formatting, for one send.
+        self._sendall(b"%sX-Request-ID: %s\r\n%sDate: %s\r\n%s\r\n%s" % (
+            self.response_head, self.request_id.encode(), keep_alive, http_date(), framing, data))
 
     def _sendall(self, data):
         sock = self.socket
@@ -443,8 +452,17 @@ class Connection:
                 pass
 
 
+def _connection_given(headers):
+    """The value of a response's Connection header, lower-cased (the last one's, if several)."""
+    given = None
+    for name, value in headers:
+        if name.lower() == "connection":
+            given = value.lower()
+    return given
+
+
 def _new_request_id():
     # 128 random bits as 32 hex digits, as a UUID4's; from random, not os.urandom: an id needs to be
     # unique, not secret, and this costs a fraction of uuid.uuid4().hex (docs/performance.md#request-ids; forked workers
     # get their own: random reseeds in a child after fork).
-    return f"{random.getrandbits(128):032x}"
+    return random.getrandbits(128).to_bytes(16).hex()

@@ -54,7 +54,7 @@ class GrowthServer(WSGIServer):
         self.body_grace = min(config.body_grace, config.body_timeout) if rate else config.body_timeout
         self.body_seconds_per_byte = 1 / rate if rate else 0.0
         self.keepalive_timeout = config.keepalive_timeout
-        self.keep_alive_header = b"timeout=%d" % config.keepalive_timeout
+        self.keep_alive_header = b"Keep-Alive: timeout=%d\r\n" % config.keepalive_timeout
         self.max_header_bytes = config.max_header_bytes
         self.max_body_bytes = config.max_body_bytes
         self.connections = set()

@@ -125,3 +125,47 @@ def test_an_answer_larger_than_the_send_buffer_reaches_a_client_that_reads_it_la
     finally:
         server.stop()
     assert (status, int(headers["content-length"]), received == body) == (200, len(body), True)
+
+
+def read_answers(sock, count):
+    """How many ``200``s came back, reading until ``count`` have (or the server closed)."""
+    received = b""
+    while received.count(b"HTTP/1.1 200 OK\r\n") < count:
+        data = sock.recv(65536)
+        if not data:
+            break
+        received += data
+    return received.count(b"HTTP/1.1 200 OK\r\n")
+
+
+def test_a_client_that_pipelines_many_requests_does_not_hold_up_another_connection():
+    # A thousand requests in one send: all of them wait in the server's read buffer, so reading the next would
+    # never block. The other connection's one request, sent after them, is answered while they are.
+    served = []
+
+    def app(environ, start_response):
+        served.append(environ["PATH_INFO"])
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+        return [b"ok"]
+
+    config = Config(host="127.0.0.1", port=0)
+    server = make_server(app, config, listen(config))
+    server.start()
+    try:
+        pipelining = gevent.socket.create_connection(server.address[:2], timeout=5)
+        other = gevent.socket.create_connection(server.address[:2], timeout=5)
+        drained = gevent.spawn(read_answers, pipelining, 1000)
+        pipelining.sendall(b"GET /pipelined HTTP/1.1\r\nHost: t\r\n\r\n" * 1000)
+        started_end = time.monotonic() + 5
+        while not served:
+            assert time.monotonic() < started_end
+            gevent.sleep(0.001)  # until the server is answering them: a server that never yields has answered all
+        other.sendall(b"GET /other HTTP/1.1\r\nHost: t\r\n\r\n")
+        status, _, _ = read_response(other)
+        assert drained.get(timeout=10) == 1000
+        pipelining.close()
+        other.close()
+    finally:
+        server.stop()
+    assert status == 200
+    assert served[-1] == "/pipelined"  # the other answered before the last of them (after all: no yield)
