@@ -160,19 +160,15 @@ class Connection:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         connections.add(self)
-        loop = gevent.get_hub().loop
         try:
-            iteration = loop.iteration
             while self._serve_request():
                 # A fast client's next request can be waiting when this one is answered (pipelined, in the read
                 # buffer), so the read would not block and this greenlet would never yield: other connections
-                # would starve for whole seconds. So a request served without the event loop turning once (no
-                # wait on the client, nor on anything else) is followed by a yield; one that waited has let
-                # every other connection take its turn already, and a yield more would cost a switch to the hub
-                # and back for nothing (a fifth of a small request's cost).
-                if loop.iteration == iteration:
-                    gevent.sleep(0)
-                iteration = loop.iteration
+                # would starve for whole seconds. Yield once per request so that every connection takes its
+                # turn. Under load this is also the cheapest wait: when this greenlet runs again, its client's
+                # next request has mostly arrived, where a read at once would find nothing and wait through the
+                # event loop (yielding only after a request that had not waited cost 24% more CPU a request).
+                gevent.sleep(0)
         finally:
             connections.discard(self)
             sock.close()
@@ -223,7 +219,8 @@ class Connection:
         self.deadline = now + server.body_grace  # then earned by the bytes that arrive
         environ = self._environ(head)
         self._run_application(environ)
-        self._log_request(started)
+        if server.access_log:
+            self._log_request(started)
         if not self.close_after:
             return True
         if not self.body.finished:
@@ -401,7 +398,8 @@ class Connection:
         except OSError:
             return
         self.bytes_sent = len(response)
-        self._log_request(started)
+        if self.server.access_log:
+            self._log_request(started)
         self._linger(LINGER_SECONDS)
 
     def _linger(self, seconds):
@@ -430,12 +428,11 @@ class Connection:
             self.waiting = False
 
     def _log_request(self, started):
-        # One logfmt line per request; and none formatted at all when the access log is off.
-        if self.server.access_log:
-            access_log.info("", extra={"fields": {
-                "method": self.method or "-", "path": self.target or "-", "status": str(self.code or "000"),
-                "duration_ms": f"{(time.time() - started) * 1000:.3f}", "bytes": self.bytes_sent,
-                "remote": self.client_address[0]}})
+        # One logfmt line per request, when the access log is on (its callers ask: a call less when it is off).
+        access_log.info("", extra={"fields": {
+            "method": self.method or "-", "path": self.target or "-", "status": str(self.code or "000"),
+            "duration_ms": f"{(time.time() - started) * 1000:.3f}", "bytes": self.bytes_sent,
+            "remote": self.client_address[0]}})
 
     def close_if_idle_or_stalled(self, now):
         """At shutdown: close a connection that waits on its client with nothing owed to it: idle (no

@@ -102,14 +102,6 @@ def read_request_line(rfile: BinaryIO) -> str:
     return line.decode("latin-1")
 
 
-def check_request_line(line: str) -> RequestLine:
-    """``METHOD SP target SP HTTP/1.x``, one space each: nothing else (HTTP/0.9, a TLS hello) is read."""
-    match = _REQUEST_LINE.fullmatch(line)
-    if match is None:
-        raise BadRequest("malformed request line", "malformed-request-line")
-    return RequestLine(*match.groups())
-
-
 def read_fields(rfile: BinaryIO, budget: int) -> list[tuple[str, str]]:
     """The header block's ``[(name, value), ...]``, read within ``budget`` bytes up to its blank line.
 
@@ -192,15 +184,15 @@ def check_chunk_size(size: int, limit: int) -> None:
         raise ContentTooLarge(f"request body is larger than {limit} bytes", "chunk-too-large", limit)
 
 
-def header_budget(max_header_bytes: int, request_line: str) -> int:
-    """What is left of GROWTH_MAX_HEADER_BYTES for the fields once the request line is counted."""
-    return max_header_bytes - len(request_line.rstrip())
-
-
 def parse_head(rfile: BinaryIO, max_header_bytes: int) -> Head:
     """The head read from ``rfile`` up to its blank line (what follows is the body, left unread); a
     Refusal if it is not one the server takes."""
     line = read_request_line(rfile)
-    request_line = check_request_line(line)
-    fields = read_fields(rfile, header_budget(max_header_bytes, line))
+    # ``METHOD SP target SP HTTP/1.x``, one space each: nothing else (HTTP/0.9, a TLS hello) is read.
+    match = _REQUEST_LINE.fullmatch(line)
+    if match is None:
+        raise BadRequest("malformed request line", "malformed-request-line")
+    request_line = RequestLine(*match.groups())
+    # What is left of GROWTH_MAX_HEADER_BYTES for the fields once the request line is counted.
+    fields = read_fields(rfile, max_header_bytes - len(line.rstrip()))
     return Head(request_line, fields, check_framing(fields, request_line.version))

@@ -12,7 +12,6 @@ import ast
 import importlib
 import inspect
 
-import gevent
 import pytest
 from gevent import pywsgi
 
@@ -22,7 +21,7 @@ from tests.helpers.support import ROOT
 HTTP = ROOT / "growth_gevent" / "http"
 # (where it lives, the name touched): the whole of what http/ relies on in gevent.
 TOUCHED = {
-    ("gevent", "sleep"), ("gevent", "spawn"), ("gevent", "spawn_later"), ("gevent", "get_hub"),
+    ("gevent", "sleep"), ("gevent", "spawn"), ("gevent", "spawn_later"),
     ("gevent", "monkey"), ("gevent.monkey", "get_original"),
     ("gevent.baseserver", "parse_address"),
     ("gevent.pool", "Pool"),
@@ -137,15 +136,6 @@ def test_each_name_touched_is_public_and_exists_in_the_gevent_installed(owner, n
     if inspect.isclass(holder) and not hasattr(holder, name):  # set on each instance by the constructor
         holder = holder(("127.0.0.1", 0), lambda environ, start_response: [])
     assert hasattr(holder, name)
-
-
-def test_the_event_loop_counts_its_turns():
-    """The connection yields after a request only if the hub's loop did not turn while it was served: it reads
-    ``get_hub().loop.iteration`` (libev's ``ev_iteration``, gevent's default loop), which a wait moves on."""
-    loop = gevent.get_hub().loop
-    before = loop.iteration
-    gevent.sleep(0.001)
-    assert loop.iteration > before
 
 
 def test_nothing_in_the_http_layer_is_name_mangled_or_swaps_a_class():
