@@ -65,6 +65,25 @@ CLIENT_GONE_ERRNOS = frozenset({errno.EPIPE, errno.ECONNRESET, errno.ETIMEDOUT})
 _REQUEST_ID = re.compile(r"[A-Za-z0-9+/=-]{20,200}")
 # Header fields that are not HTTP_* in the environ (CGI's own names), and Expect's one value.
 _CGI_FIELDS = {"content-type": "CONTENT_TYPE", "content-length": "CONTENT_LENGTH"}
+
+
+def _environ_key(name):
+    """A field's key in the environ: CGI's own name, else HTTP_ and the name upper-cased with _ for -; None
+    for a name with an underscore (HTTP_A_B could be A-B or A_B: the one with an underscore is dropped)."""
+    lowered = name.lower()
+    key = _CGI_FIELDS.get(lowered)
+    if key is None and "_" not in name:
+        key = "HTTP_" + name.upper().replace("-", "_")
+    return key
+
+
+# The keys of the fields that clients, routers and browsers send, as they spell them: looked up once instead
+# of made anew (lower, upper, replace) for each field of each request; any other name is made.
+_ENVIRON_KEYS = {spelled: _environ_key(spelled) for name in (
+    "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control",
+    "Connection", "Content-Length", "Content-Type", "Cookie", "Expect", "If-None-Match", "Origin", "Referer",
+    "Transfer-Encoding", "X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Request-ID",
+    "X-Request-Start", "Via") for spelled in (name, name.lower())}
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 # The OS's poll(), without the 1024-descriptor limit of select() (gevent's select() calls the real one).
 _poll = monkey.get_original("select", "poll")
@@ -241,18 +260,15 @@ class Connection:
         connection = expect = None
         offered = []
         for name, value in head.fields:
-            lowered = name.lower()
-            key = _CGI_FIELDS.get(lowered)
+            key = _ENVIRON_KEYS.get(name) or _environ_key(name)
             if key is None:
-                if "_" in name:  # HTTP_A_B could be A-B or A_B: the one with an underscore is dropped
-                    continue
-                key = "HTTP_" + name.upper().replace("-", "_")
-                if lowered == "x-request-id":
-                    offered.append(value)
-                elif lowered == "connection":
-                    connection = value.lower()
-                elif lowered == "expect":
-                    expect = value
+                continue
+            if key == "HTTP_X_REQUEST_ID":
+                offered.append(value)
+            elif key == "HTTP_CONNECTION":
+                connection = value.lower()
+            elif key == "HTTP_EXPECT":
+                expect = value
             previous = environ.get(key)
             if previous is None:
                 environ[key] = value

@@ -169,3 +169,29 @@ def test_a_client_that_pipelines_many_requests_does_not_hold_up_another_connecti
         server.stop()
     assert status == 200
     assert served[-1] == "/pipelined"  # the other answered before the last of them (after all: no yield)
+
+
+def test_the_environ_names_fields_as_cgi_does_and_drops_those_with_an_underscore():
+    seen = {}
+
+    def app(environ, start_response):
+        seen.update((key, value) for key, value in environ.items() if key.startswith(("HTTP_", "CONTENT_")))
+        start_response("200 OK", [("Content-Length", "0")])
+        return []
+
+    config = Config(host="127.0.0.1", port=0)
+    server = make_server(app, config, listen(config))
+    server.start()
+    try:
+        sock = gevent.socket.create_connection(server.address[:2], timeout=5)
+        # X_Forwarded_For would be HTTP_X_FORWARDED_FOR too: a proxy's X-Forwarded-For could be spoofed by it.
+        sock.sendall(b"GET / HTTP/1.1\r\nhost: t\r\nX_Forwarded_For: 6.6.6.6\r\nX-Forwarded-For: 1.2.3.4\r\n"
+                     b"cookie: a=1\r\nCookie: b=2\r\nx-custom: 1\r\nX-CUSTOM: 2\r\ncontent-type: text/plain\r\n"
+                     b"Content-Length: 0\r\n\r\n")
+        status, _, _ = read_response(sock)
+        sock.close()
+    finally:
+        server.stop()
+    assert status == 200
+    assert seen == {"HTTP_HOST": "t", "HTTP_X_FORWARDED_FOR": "1.2.3.4", "HTTP_COOKIE": "a=1; b=2",
+                    "HTTP_X_CUSTOM": "1,2", "CONTENT_TYPE": "text/plain", "CONTENT_LENGTH": "0"}
