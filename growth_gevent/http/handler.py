@@ -31,6 +31,7 @@ import select
 import socket
 import time
 from collections.abc import Iterable
+from http import HTTPStatus
 from urllib.parse import unquote
 
 import gevent
@@ -85,6 +86,9 @@ _ENVIRON_KEYS = {spelled: _environ_key(spelled) for name in (
     "Transfer-Encoding", "X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Request-ID",
     "X-Request-Start", "Via") for spelled in (name, name.lower())}
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+# The code of each status line as falcon writes it ("200 OK"), looked up rather than parsed (int() of a str
+# is a fifth of start_response); another status is parsed.
+_STATUS_CODES = {f"{status.value} {status.phrase}": status.value for status in HTTPStatus}
 # The OS's poll(), without the 1024-descriptor limit of select() (gevent's select() calls the real one).
 _poll = monkey.get_original("select", "poll")
 
@@ -357,7 +361,7 @@ class Connection:
         count = len(headers) + 1 + bool(added)
         if lines.count("\n") != count or lines.count("\r") != count:
             raise ValueError("a line break in the response status or headers")
-        self.code = int(status[:3])
+        self.code = _STATUS_CODES.get(status) or int(status[:3])
         self.response_head = lines.encode("latin-1")
         return self.write
 
