@@ -2,7 +2,7 @@
 from /proc, and that its tables, projection and targets format every row it measures."""
 
 
-from scripts.benchmark import facets, http_cost, report, scenarios
+from scripts.benchmark import facets, hosts, http_cost, report, scenarios
 
 
 def fake_figures(scenario, index):
@@ -105,3 +105,29 @@ def test_the_facet_bench_line_says_both_clients_figures():
     size = {"rps": 1234.4, "p99_us": 5678}
     assert facets.line("beside /countries", size, [0.002, 0.004, 0.009]) == (
         "  beside /countries      GET /size     1234 req/s, p99     5.68 ms; the looping client 3 answers, median 4 ms")
+
+
+def test_the_hosts_report_gives_each_hosts_cpu_per_request_against_granians_by_round():
+    def run(cpu_us):
+        return {"rps": 1e6 / cpu_us, "p99_us": 2000.0, "cpu_us": cpu_us}
+
+    figures = {hosts.GRANIAN: [run(20.0), run(40.0)], hosts.OURS: [run(60.0), run(60.0)],
+               hosts.STREAM: [run(18.0), run(36.0)]}
+    lines = hosts.report(figures)
+    assert [line.split()[-1] for line in lines[1:]] == ["1.00×", "2.25×", "0.90×"]  # medians of 3.00 and 1.50
+
+
+def test_the_stream_floor_answers_what_the_ceiling_answers_without_a_server():
+    import http.client
+    import io
+
+    from scripts import ceiling
+
+    class Answer(io.BytesIO):
+        def makefile(self, mode):
+            return self
+
+    answer = http.client.HTTPResponse(Answer(ceiling.RESPONSE))
+    answer.begin()
+    assert (answer.status, answer.read()) == (200, ceiling.BODY)
+    assert answer.getheader("Content-Type") == dict(ceiling.HEADERS)["Content-Type"]
