@@ -21,7 +21,7 @@ from .journal import wrk_with_cpu
 from .procfs import SERVER_CPU, on_cpu
 from .runners import GET_RECORD_SCRIPT
 from .servers import CEILING as CEILING_SCRIPT
-from .servers import RECORD_PATH, start
+from .servers import RECORD_PATH, start, stop_gracefully
 
 GRANIAN, OURS, STREAM = "granian", "ours", "gevent stream floor"
 
@@ -38,10 +38,18 @@ def start_granian(stack):
         server = LiveServer(granian_command(port))
         server.process_options["stdout"] = subprocess.DEVNULL
         server.launch()
-    stack.callback(server.stop)
+    # A SIGTERM, not the harness's SIGKILL: granian's main process stops its worker only when it is asked to.
+    stack.callback(stop_gracefully_or_kill, server)
     server.port = port
     wait_for(lambda: answers(server), START_SECONDS)
     return server
+
+
+def stop_gracefully_or_kill(server):
+    try:
+        stop_gracefully(server)
+    finally:
+        server.stop()
 
 
 def answers(server):
