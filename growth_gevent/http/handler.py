@@ -31,7 +31,6 @@ import select
 import socket
 import time
 from collections.abc import Iterable
-from http import HTTPStatus
 from urllib.parse import unquote
 
 import gevent
@@ -41,6 +40,7 @@ from ..core.logs import request_id
 from .bodies import ChunkedBody, SizedBody, open_body
 from .head import Refusal, parse_head
 from .responses import APPLICATION_FAILED, http_date, message_body, raw_response, status_line, too_many_connections
+from .wsgi import ENVIRON_KEYS, STATUS_CODES, connection_given, environ_key
 
 # nginx's send_timeout: a client that reads nothing of a response for this long is dropped.
 SEND_TIMEOUT_SECONDS = 60.0
@@ -64,31 +64,7 @@ CLIENT_GONE_ERRNOS = frozenset({errno.EPIPE, errno.ECONNRESET, errno.ETIMEDOUT})
 # An X-Request-ID taken as the router sent it: Heroku's rule (20 to 200 letters, digits, +, /, = or -),
 # safe in a header and a log line; any other is replaced by a new id.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9+/=-]{20,200}")
-# Header fields that are not HTTP_* in the environ (CGI's own names), and Expect's one value.
-_CGI_FIELDS = {"content-type": "CONTENT_TYPE", "content-length": "CONTENT_LENGTH"}
-
-
-def _environ_key(name):
-    """A field's key in the environ: CGI's own name, else HTTP_ and the name upper-cased with _ for -; None
-    for a name with an underscore (HTTP_A_B could be A-B or A_B: the one with an underscore is dropped)."""
-    lowered = name.lower()
-    key = _CGI_FIELDS.get(lowered)
-    if key is None and "_" not in name:
-        key = "HTTP_" + name.upper().replace("-", "_")
-    return key
-
-
-# The keys of the fields that clients, routers and browsers send, as they spell them: looked up once instead
-# of made anew (lower, upper, replace) for each field of each request; any other name is made.
-_ENVIRON_KEYS = {spelled: _environ_key(spelled) for name in (
-    "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control",
-    "Connection", "Content-Length", "Content-Type", "Cookie", "Expect", "If-None-Match", "Origin", "Referer",
-    "Transfer-Encoding", "X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Request-ID",
-    "X-Request-Start", "Via") for spelled in (name, name.lower())}
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-# The code of each status line as falcon writes it ("200 OK"), looked up rather than parsed (int() of a str
-# is a fifth of start_response); another status is parsed.
-_STATUS_CODES = {f"{status.value} {status.phrase}": status.value for status in HTTPStatus}
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"  # the interim answer to Expect: 100-continue
 # The OS's poll(), without the 1024-descriptor limit of select() (gevent's select() calls the real one).
 _poll = monkey.get_original("select", "poll")
 
@@ -185,12 +161,10 @@ class Connection:
         connections.add(self)
         try:
             while self._serve_request():
-                # A fast client's next request can be waiting when this one is answered (pipelined, in the read
-                # buffer), so the read would not block and this greenlet would never yield: other connections
-                # would starve for whole seconds. Yield once per request so that every connection takes its
-                # turn. Under load this is also the cheapest wait: when this greenlet runs again, its client's
-                # next request has mostly arrived, where a read at once would find nothing and wait through the
-                # event loop (yielding only after a request that had not waited cost 24% more CPU a request).
+                # A pipelining client's next request is already read, so this greenlet would never yield and
+                # other connections would starve: yield once a request. Under load it is also the cheapest wait:
+                # when the greenlet runs again its next request has mostly arrived (yielding only after requests
+                # that had not waited made reads find nothing and wait on the loop: 24% more CPU a request).
                 gevent.sleep(0)
         finally:
             connections.discard(self)
@@ -264,7 +238,7 @@ class Connection:
         connection = expect = None
         offered = []
         for name, value in head.fields:
-            key = _ENVIRON_KEYS.get(name) or _environ_key(name)
+            key = ENVIRON_KEYS.get(name) or environ_key(name)
             if key is None:
                 continue
             if key == "HTTP_X_REQUEST_ID":
@@ -344,7 +318,7 @@ class Connection:
         # lower-cased, rather than by a loop over the headers (only a Connection header's value is read).
         lines = "\r\n".join(map(": ".join, headers))
         lowered = "\n" + lines.lower()
-        given_connection = _connection_given(headers) if "\nconnection:" in lowered else None
+        given_connection = connection_given(headers) if "\nconnection:" in lowered else None
         self.content_length_given = "\ncontent-length:" in lowered
         added = ""
         # A response before the body was read whole ends the connection: the rest of the body would
@@ -361,7 +335,7 @@ class Connection:
         count = len(headers) + 1 + bool(added)
         if lines.count("\n") != count or lines.count("\r") != count:
             raise ValueError("a line break in the response status or headers")
-        self.code = _STATUS_CODES.get(status) or int(status[:3])
+        self.code = STATUS_CODES.get(status) or int(status[:3])
         self.response_head = lines.encode("latin-1")
         return self.write
 
@@ -467,15 +441,6 @@ class Connection:
                 self.socket.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-
-
-def _connection_given(headers):
-    """The value of a response's Connection header, lower-cased (the last one's, if several)."""
-    given = None
-    for name, value in headers:
-        if name.lower() == "connection":
-            given = value.lower()
-    return given
 
 
 def _new_request_id():
