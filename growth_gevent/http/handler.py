@@ -129,10 +129,7 @@ class Connection:
         self.idle = True
         self.last_received = time.monotonic()  # when a byte last arrived (or the connection was accepted)
         self.requests = 0
-        # What every request's environ on this connection starts from: the server's, and the client's address.
-        self.environ = server.get_environ()
-        self.environ.update(REMOTE_ADDR=address[0], REMOTE_PORT=str(address[1]))
-        self.environ["wsgi.input_terminated"] = True
+        self.remote_port = str(address[1])
         self.request_id = ""  # the X-Request-ID of the request being served
         # The request being answered, and its response: set by _serve_request and start_response.
         self.method = self.target = None
@@ -229,7 +226,8 @@ class Connection:
         """The WSGI environ of a parsed head: its fields as CGI names, its body as ``wsgi.input``."""
         line = head.request_line
         self.method, self.target, version = line.method, line.target, line.version
-        environ = self.environ.copy()
+        environ = self.server.environ.copy()  # the keys every request shares, made once by the server
+        environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = self.client_address[0], self.remote_port
         path, _, query = self.target.partition("?")
         environ["REQUEST_METHOD"] = self.method
         environ["PATH_INFO"] = unquote(path, encoding="latin-1") if "%" in path else path

@@ -46,6 +46,7 @@ class GrowthServer(WSGIServer):
         self.max_connections = connection_cap(config.max_connections)
         super().__init__(listener, application, spawn=Pool(self.max_connections + REFUSED_CONNECTIONS_ANSWERED),
                          log=None, error_log=http_log, **kwargs)
+        self.environ["wsgi.input_terminated"] = True  # every body reader stops at its body's end
         self.access_log = config.access_log
         self.header_timeout = config.header_timeout
         self.body_timeout = config.body_timeout

@@ -4,7 +4,7 @@ by name, rather than as a subtle change of behaviour on the wire. None of them i
 
 What the scan counts as touched: an attribute of a gevent module or class imported by name
 (``gevent.sleep``, ``WSGIServer.get_listener``), and what a subclass of a gevent class reaches on its
-instances without defining it (``self.pool``, ``super().do_read()``, ``server.get_environ()`` from the
+instances without defining it (``self.pool``, ``super().do_read()``, ``server.environ`` from the
 connection) or overrides (``handler_class``, ``do_read``).
 """
 
@@ -29,10 +29,10 @@ TOUCHED = {
     # The server: constructed as documented, its hooks, and what it holds.
     ("gevent.pywsgi.WSGIServer", "__init__"), ("gevent.pywsgi.WSGIServer", "handler_class"),
     ("gevent.pywsgi.WSGIServer", "do_read"), ("gevent.pywsgi.WSGIServer", "get_listener"),
-    ("gevent.pywsgi.WSGIServer", "get_environ"), ("gevent.pywsgi.WSGIServer", "application"),
+    ("gevent.pywsgi.WSGIServer", "application"),
     ("gevent.pywsgi.WSGIServer", "close"), ("gevent.pywsgi.WSGIServer", "closed"),
     ("gevent.pywsgi.WSGIServer", "stop_accepting"), ("gevent.pywsgi.WSGIServer", "start_accepting"),
-    ("gevent.pywsgi.WSGIServer", "pool"),
+    ("gevent.pywsgi.WSGIServer", "pool"), ("gevent.pywsgi.WSGIServer", "environ"),
 }
 
 
