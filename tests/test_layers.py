@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tests.helpers.source import parsed
 from tests.helpers.support import ROOT
 
 PACKAGE = ROOT / "growth_gevent"
@@ -36,7 +37,7 @@ def _imports(path):
     """Every growth_gevent module this file imports, anywhere in it, as an absolute name."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name.startswith("growth_gevent"))
         elif isinstance(node, ast.ImportFrom):
@@ -65,7 +66,7 @@ def test_no_layer_imports_one_above_it(path):
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_each_layer_says_what_it_may_import(layer):
-    docstring = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text()))
+    docstring = ast.get_docstring(parsed(PACKAGE / layer / "__init__.py"))
     said = re.search(r"^May import: (.*)\.$", docstring, re.M)
     if ALLOWED[layer]:
         assert set(re.findall(r"``(\w+)``", said.group(1))) == ALLOWED[layer]

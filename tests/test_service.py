@@ -8,6 +8,7 @@ from growth_gevent import service
 from growth_gevent.config import Config
 from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.stores.memory import MemoryStore
+from tests.helpers.source import parsed
 from tests.helpers.support import ROOT
 
 PACKAGE = ROOT / "growth_gevent"
@@ -39,7 +40,7 @@ def _sniffing(tree):
 @pytest.mark.parametrize("path", sorted(p for p in PACKAGE.rglob("*.py") if not _may_name_stores(p)),
                          ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_only_the_composition_root_tells_stores_apart(path):
-    assert list(_sniffing(ast.parse(path.read_text()))) == []
+    assert list(_sniffing(parsed(path))) == []
 
 
 def test_the_check_sees_sniffing():

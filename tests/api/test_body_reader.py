@@ -22,7 +22,8 @@ PACKETS = [b"[" + b" " * (1500 - 1)] + [b" " * 1500] * 200 + [b"]"]  # ~300 kB i
 BODY = b"".join(PACKETS)
 RECORDS = [{"Country": "A", "Indicator": "B", "Value": 1.5, "Year": year} for year in range(50)]
 CLIENT = "192.0.2.1"
-BOMB = gzip.compress(b" " * (64 * MiB), compresslevel=9)  # 64 MiB of spaces in 64 kB
+# 64 MiB of spaces in 64 kB: one member of 1 MiB, 64 times (a stream of several members is one body).
+BOMB = gzip.compress(b" " * MiB, compresslevel=9) * 64
 
 
 class Arriving:

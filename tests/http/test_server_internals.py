@@ -16,6 +16,7 @@ import pytest
 from gevent import pywsgi
 
 from growth_gevent.http.server import GrowthServer
+from tests.helpers.source import parsed
 from tests.helpers.support import ROOT
 
 HTTP = ROOT / "growth_gevent" / "http"
@@ -37,7 +38,7 @@ TOUCHED = {
 
 
 def _modules():
-    return {path.name: ast.parse(path.read_text()) for path in sorted(HTTP.glob("*.py"))}
+    return {path.name: parsed(path) for path in sorted(HTTP.glob("*.py"))}
 
 
 def _gevent_names(tree):
@@ -158,6 +159,6 @@ def test_the_server_builds_one_connection_per_socket_through_handler_class():
 def test_no_module_outside_http_imports_pywsgi():
     """The list above is the whole of what the package takes from pywsgi only if http/ alone imports it."""
     def imports_pywsgi(path):
-        return any(name.startswith("gevent.pywsgi") for name in _gevent_names(ast.parse(path.read_text())).values())
+        return any(name.startswith("gevent.pywsgi") for name in _gevent_names(parsed(path)).values())
     outside = [path for path in (ROOT / "growth_gevent").rglob("*.py") if not path.is_relative_to(HTTP)]
     assert sorted(str(path.relative_to(ROOT)) for path in outside if imports_pywsgi(path)) == []
