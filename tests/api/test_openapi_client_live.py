@@ -1,6 +1,6 @@
-"""A client generated from the live /openapi.json by openapi-python-client, as a user makes one: the export gives
-CSV and NDJSON back as they are sent (a generator that reads one media type per answer took JSON and raised
-JSONDecodeError), and the list still parses to its model."""
+"""A client generated from the live /openapi.json by openapi-python-client, as a user makes one: the export, the
+list and a series give each of their formats back as they are sent (a generator that reads one media type per
+answer took JSON and raised JSONDecodeError on CSV and NDJSON)."""
 
 import importlib
 import pathlib
@@ -52,8 +52,15 @@ def test_the_generated_export_gives_each_format_as_sent(live_server, generated, 
     assert body.count("NGDP_R") == 9
 
 
-def test_the_generated_list_still_parses_its_model(generated):
+@pytest.mark.parametrize("chosen", ["CSV", "JSON"])
+def test_the_generated_list_and_series_give_each_format_as_sent(live_server, generated, chosen):
     package, client = generated
     get_records = importlib.import_module(f"{PACKAGE}.api.growth.get_records")
-    page = get_records.sync(client=client, limit=2)
-    assert (page.total, [item.year for item in page.items]) == (9, [2002, 2003])
+    records_format = importlib.import_module(f"{PACKAGE}.models.get_records_format").GetRecordsFormat
+    page = get_records.sync(client=client, limit=2, format_=records_format[chosen])
+    assert page == served(live_server, f"/api/v1/growth?limit=2&format={chosen.lower()}")
+    assert page.count("NGDP_R") == 2
+    get_series = importlib.import_module(f"{PACKAGE}.api.growth.get_series")
+    series_format = importlib.import_module(f"{PACKAGE}.models.get_series_format").GetSeriesFormat
+    series = get_series.sync("brz", "ngdp_r", client=client, to=2004, format_=series_format[chosen])
+    assert series == served(live_server, f"/api/v1/growth/brz/ngdp_r?to=2004&format={chosen.lower()}")
