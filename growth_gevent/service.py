@@ -114,7 +114,7 @@ class Service:
         if config.store_url is not None and config.preload_path:
             gevent.spawn(PreloadWatch(store, config.preload_path, deferred).run)
         snapshotter = None
-        if self.snapshot_lock is not None and self.journal_log is not None:
+        if self.journal_log is not None:  # with its snapshot lock: GROWTH_SNAPSHOT gives both
             snapshotter = Snapshotter(store, self.journal_log, self.snapshot_lock, config.snapshot_interval,
                                       config.stop_writes_on_snapshot_error)
         server = make_server(create_app(store, config), config, self.listener)
@@ -134,7 +134,7 @@ def build(config: Config) -> Service:
             journal_log = JournalLog(config.snapshot_path, config.fsync)
         store = open_store(config, journal_log)
         deferred = None
-        if snapshot_lock is not None and journal_log is not None:
+        if journal_log is not None:
             recover_journaled(store, journal_log, config, snapshot_lock, started)
         else:
             deferred = seed_store(store, config, started)

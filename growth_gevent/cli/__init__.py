@@ -37,7 +37,7 @@ def main(argv: Sequence[str] = (), environ: Mapping[str, str] = os.environ) -> i
     if args.command == "load":
         return load.run(load.with_settings(args, config))
     if args.command == "export":
-        return export.run(load.with_settings(args, config))
+        return export.run(load.with_url(args, config))
     if args.command == "check":
         return _check(args, config)
     return serve_with(config)

@@ -76,14 +76,19 @@ def add_url_argument(parser):
                              "unset)")
 
 
-def with_settings(args, config):
-    """``args`` with what was not given on the command line taken from the settings, as the server reads
-    them: its URL on this machine, and the largest body it takes."""
+def with_url(args, config):
+    """``args`` with the service's URL, when not given: this machine's server on the settings' PORT."""
     if args.url is None:
         args.url = service_url(f"http://127.0.0.1:{config.port}")
-    if getattr(args, "max_body", "not a load") is None:
-        args.max_body = config.max_body_bytes
     return args
+
+
+def with_settings(args, config):
+    """The ``load`` command's ``args`` with what was not given taken from the settings, as the server reads
+    them: its URL on this machine, and the largest body it takes."""
+    if args.max_body is None:
+        args.max_body = config.max_body_bytes
+    return with_url(args, config)
 
 
 def add_arguments(parser):

@@ -139,16 +139,6 @@ def test_the_files_total_under_100_kB(browser):
     assert sum(sizes.values()) < MAX_TOTAL_BYTES, sizes
 
 
-@pytest.mark.parametrize("path", ["/explore", "/explore/explore.js", "/explore/explore.css"])
-def test_an_etag_that_matches_is_304_without_a_body(browser, path):
-    etag = browser.get(path).headers["ETag"]
-    for if_none_match in (etag, f'W/"other", {etag}', "*"):
-        response = browser.get(path, headers={"If-None-Match": if_none_match}, status=304)
-        assert response.body == b""
-        assert response.headers["ETag"] == etag
-    assert browser.get(path, headers={"If-None-Match": '"other"'}).status_int == 200
-
-
 def test_head_answers_the_headers_without_a_body(browser):
     for path in ("/explore", "/explore/explore.js"):
         response = browser.head(path)
