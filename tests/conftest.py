@@ -15,13 +15,13 @@ import pathlib
 import pytest
 import webtest
 
-from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.testing import LiveServer, RedisServer
 from growth_gevent.testing.browser import CHROMIUM, launch_chromium
 from tests.helpers.fake_redis import FakeRedis
 from tests.helpers.redis_support import open_store
 from tests.helpers.serial import pytest_runtest_protocol, serial_first  # noqa: F401 (a hook of this conftest's)
+from tests.helpers.shared_app import app_over_each_tests_store
 from tests.helpers.support import SAMPLE, make_store, two_workers_on_redis
 
 HERE = pathlib.Path(__file__).parent
@@ -85,36 +85,17 @@ def store(store_kind, request):
     store.close()
 
 
-class StoreOfTheTest:
-    """The store of the test running now, for an app that its module's tests share; between tests, none."""
-
-    name = "shared"  # the app's build info is read as it is built, before any test's store
-
-    def __init__(self):
-        self.store = None
-
-    def __getattr__(self, name):
-        if self.store is None:
-            raise AssertionError(f"the app was used outside a test: store.{name}")
-        return getattr(self.store, name)
-
-
 @pytest.fixture(scope="module")
 def shared_app():
-    """An app on CLIENT_CONFIG for the module's tests, each on its own fresh store. Building an app takes
-    ~3 ms (falcon maps and compiles its routes), a third of an in-process test; what it keeps from test to
-    test are its request counts, which tests/ops/test_metrics.py reads from an app of its own, and its body
-    budget and parse slot, which every request gives back (a test that kept one would fail those after it)."""
-    store = StoreOfTheTest()
-    return create_app(store, CLIENT_CONFIG), store
+    """An app on CLIENT_CONFIG for the module's tests, each on its own fresh store (tests/helpers/shared_app.py)."""
+    return app_over_each_tests_store(CLIENT_CONFIG)
 
 
 @pytest.fixture
 def client(store, shared_app):
     app, store_of_the_test = shared_app
-    store_of_the_test.store = store
-    yield webtest.TestApp(app)
-    store_of_the_test.store = None
+    with store_of_the_test.serving(store):
+        yield webtest.TestApp(app)
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ def test_defaults_when_the_environment_is_empty():
     config = Config.from_env({})
     assert config == Config()
     assert (config.host, config.port, config.max_body_bytes, config.access_log, config.shutdown_timeout,
-            config.bulk_chunk_records, config.snapshot_path, config.snapshot_interval, config.preload_path) == (
-        "0.0.0.0", 8080, 8 * 1024 * 1024, False, 8.0, DEFAULT_BULK_CHUNK_RECORDS, None, 60.0, None)
+            config.bulk_chunk_records, config.snapshot_path, config.snapshot_interval, config.preload_path,
+            config.max_records) == (
+        "0.0.0.0", 8080, 8 * 1024 * 1024, False, 8.0, DEFAULT_BULK_CHUNK_RECORDS, None, 60.0, None, 500_000)
     assert DEFAULT_MAX_BODY_BYTES == 8 * 1024 * 1024
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.helpers.source import parsed
+from tests.helpers.source import parsed, walked
 from tests.helpers.support import ROOT
 
 PACKAGE = ROOT / "growth_gevent"
@@ -37,7 +37,7 @@ def _imports(path):
     """Every growth_gevent module this file imports, anywhere in it, as an absolute name."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    for node in ast.walk(parsed(path)):
+    for node in walked(parsed(path)):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name.startswith("growth_gevent"))
         elif isinstance(node, ast.ImportFrom):

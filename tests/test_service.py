@@ -8,7 +8,7 @@ from growth_gevent import service
 from growth_gevent.config import Config
 from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.stores.memory import MemoryStore
-from tests.helpers.source import parsed
+from tests.helpers.source import parsed, walked
 from tests.helpers.support import ROOT
 
 PACKAGE = ROOT / "growth_gevent"
@@ -25,7 +25,7 @@ def _may_name_stores(path):
 
 def _sniffing(tree):
     """What in ``tree`` tells stores apart: a concrete store named, a type or module read off an object."""
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Name) and node.id in CONCRETE_STORES:
             yield f"names {node.id} (line {node.lineno})"
         elif isinstance(node, ast.alias) and node.name in CONCRETE_STORES:

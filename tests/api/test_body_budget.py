@@ -28,6 +28,7 @@ def records(count):
 
 
 SMALL_BULK = json.dumps(records(10)).encode()
+EIGHT_MIB_BODY = b"[" + b" " * (8 * MiB - 2) + b"]"
 
 
 class Stalling:
@@ -35,7 +36,8 @@ class Stalling:
     that went away (``fail``). ``reading`` is set once its reader waits on it."""
 
     def __init__(self, body, sent=0, fail=False):
-        self._body = body
+        self._body = memoryview(body)
+        self._at = 0
         self._sent = sent
         self._fail = fail
         self.release = Event()
@@ -50,8 +52,13 @@ class Stalling:
             self.release.wait()
             if self._fail:
                 raise ConnectionResetError("client went away")
-        data, self._body = self._body[:size], self._body[size:]
+        data = bytes(self._body[self._at:self._at + size])
+        self._at += len(data)
         return data
+
+    def hang_up(self):
+        self._fail = True
+        self.release.set()
 
 
 def call(app, body, wsgi_input=None, path="/api/v1/growth", method="POST", client=VICTIM):
@@ -85,12 +92,13 @@ def app(request):
 
 class SlowUploads:
     """Bulk POSTs (or PUTs, ``path`` and ``method``) from ``client`` that each sent SENT bytes of a body
-    declared 8 MiB, then stall; as many as ``count``, or until one is refused (then ``refusal`` is its answer)."""
+    declared 8 MiB, then stall; as many as ``count``, or until one is refused (then ``refusal`` is its answer).
+    ``end()``: their clients go away, and every charge is given back."""
 
     def __init__(self, app, client, count, path="/api/v1/growth", method="POST", sent=SENT):
         self.inputs, self.calls, self.refusal = [], [], None
         for _ in range(count):
-            stalling = Stalling(b"[" + b" " * (8 * MiB - 2) + b"]", sent)
+            stalling = Stalling(EIGHT_MIB_BODY, sent)
             answer = gevent.spawn(call, app, b"", stalling, path, method, client)
             gevent.wait([answer], timeout=0)
             gevent.idle()
@@ -102,8 +110,9 @@ class SlowUploads:
 
     def end(self):
         for stalling in self.inputs:
-            stalling.release.set()
-        return [answer.get(timeout=10) for answer in self.calls]
+            stalling.hang_up()
+        for answer in self.calls:
+            answer.get(timeout=10)
 
 
 def test_a_sixteenth_is_kept_for_put_bodies_and_a_client_holds_its_percent_of_each():

@@ -8,9 +8,9 @@ import pytest
 import webtest
 
 from growth_gevent.api import explore, swagger_ui
-from growth_gevent.api.app import create_app
 from growth_gevent.api.routes import ROUTES
 from growth_gevent.config import Config
+from tests.helpers.shared_app import app_over_each_tests_store
 from tests.helpers.support import SAMPLE, memory_store
 
 # A concrete path of each route, for a record that exists; the job is one that does not (404 either way).
@@ -31,12 +31,20 @@ OPERATIONS = [pytest.param(method, example(route.template), id=f"{method} {route
               for route in ROUTES if route.path not in PAGES for method in sorted(route.methods)]
 
 
+@pytest.fixture(scope="module")
+def app():
+    return app_over_each_tests_store(Config())
+
+
 @pytest.fixture
-def client():
+def client(app):
+    """The app on a fresh store holding data/sample.json."""
+    app, store_of_the_test = app
     store = memory_store()
     store.submit_bulk([((r["Country"], r["Indicator"], r["Year"]), r["Value"]) for r in json.loads(SAMPLE.read_text())])
     assert store.wait_idle(10)
-    yield webtest.TestApp(create_app(store, Config()))
+    with store_of_the_test.serving(store):
+        yield webtest.TestApp(app)
     store.close()
 
 

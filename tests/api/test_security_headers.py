@@ -6,21 +6,29 @@ import gevent.socket
 import pytest
 import webtest
 
-from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.http.responses import raw_response, too_many_connections
 from growth_gevent.http.server import listen, make_server
 from growth_gevent.testing import read_response
+from tests.helpers.shared_app import app_over_each_tests_store
 from tests.helpers.support import memory_store
 
 NOSNIFF = ("X-Content-Type-Options", "nosniff")
 RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"
 
 
+@pytest.fixture(scope="module")
+def app():
+    return app_over_each_tests_store(Config(max_body_bytes=64 * 1024))
+
+
 @pytest.fixture
-def client():
+def client(app):
+    """The app on a fresh store that holds at most one record."""
+    app, store_of_the_test = app
     store = memory_store(max_records=1)
-    yield webtest.TestApp(create_app(store, Config(max_body_bytes=64 * 1024)))
+    with store_of_the_test.serving(store):
+        yield webtest.TestApp(app)
     store.close()
 
 

@@ -16,7 +16,7 @@ import pytest
 from gevent import pywsgi
 
 from growth_gevent.http.server import GrowthServer
-from tests.helpers.source import parsed
+from tests.helpers.source import parsed, walked
 from tests.helpers.support import ROOT
 
 HTTP = ROOT / "growth_gevent" / "http"
@@ -44,7 +44,7 @@ def _modules():
 def _gevent_names(tree):
     """The names a module binds to gevent's modules and objects: {"WSGIServer": "gevent.pywsgi.WSGIServer"}."""
     bound = {}
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Import):
             bound.update((alias.asname or alias.name, alias.name) for alias in node.names
                          if alias.name.split(".")[0] == "gevent")
@@ -56,7 +56,7 @@ def _gevent_names(tree):
 def _defined_by(cls):
     """What a class of ours defines itself: its methods and class attributes, and self.X it assigns."""
     names = set()
-    for node in ast.walk(cls):
+    for node in walked(cls):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign | ast.AnnAssign):
@@ -85,15 +85,15 @@ def touched():
     for tree in _modules().values():
         bound = _gevent_names(tree)
         found |= {(bound[name].rsplit(".", 1)[0], name) for name in bound if "." in bound[name]}
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
                 found.add((bound[node.value.id], node.attr))
-        for cls in [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]:
+        for cls in [node for node in walked(tree) if isinstance(node, ast.ClassDef)]:
             bases = [bound[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in bound]
             for base in bases:
                 ours = _defined_by(cls)
                 gevent_class = _resolve(base)
-                for node in ast.walk(cls):
+                for node in walked(cls):
                     if isinstance(node, ast.Attribute) and _reaches_instance(node, {"self"}) \
                             and (node.attr not in ours or _is_super_call(node)):
                         found.add((base, node.attr))
@@ -110,7 +110,7 @@ def _reached_from_outside(ours, class_name):
     """What the connection (and anything else in http/) reaches on the server it is given, or on its class."""
     reached = set()
     for tree in _modules().values():
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if isinstance(node, ast.Attribute) and node.attr not in ours and (
                     _reaches_instance(node, {"server"})
                     or isinstance(node.value, ast.Name) and node.value.id == class_name):
@@ -141,7 +141,7 @@ def test_each_name_touched_is_public_and_exists_in_the_gevent_installed(owner, n
 
 def test_nothing_in_the_http_layer_is_name_mangled_or_swaps_a_class():
     for module, tree in _modules().items():
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if isinstance(node, ast.Attribute):
                 assert not (node.attr.startswith("_") and "__" in node.attr.strip("_")), (module, node.attr)
             if isinstance(node, ast.FunctionDef):

@@ -1,11 +1,10 @@
 """The store contract, against both stores (the ``store`` fixture), and what only the memory store has."""
 
-import itertools
 import re
 
 import pytest
 
-from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
+from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS
 from growth_gevent.stores.base import BulkQueueFull, StoreFull, WritesRefused
 from tests.helpers.support import applier_paused, make_store, memory_store
 
@@ -300,29 +299,6 @@ def test_initial_data_is_not_bounded_by_the_cap(capped):
     assert capped.size() == CAP + 2
     with pytest.raises(StoreFull):
         capped.put(("C", "D", 1), 1.0)
-
-
-class OneSeries:
-    """``count`` records of one series, each made as the store reads it: the store takes their number and
-    reads them once, so a load of half a million need not be held in a list (that list took over half of
-    the test below)."""
-
-    def __init__(self, count):
-        self._count = count
-
-    def __len__(self):
-        return self._count
-
-    def __iter__(self):
-        return zip(zip(itertools.repeat("A"), itertools.repeat("B"), range(self._count)), itertools.repeat(1))
-
-
-def test_the_memory_store_caps_at_the_configured_default():
-    store = memory_store(bulk_queue_records=DEFAULT_MAX_RECORDS + 1)
-    store.check_bulk_room(DEFAULT_MAX_RECORDS + 1)
-    with pytest.raises(StoreFull) as refused:
-        store.submit_bulk(OneSeries(DEFAULT_MAX_RECORDS + 1))
-    assert refused.value.limit == DEFAULT_MAX_RECORDS
 
 
 class TestWriteGate:
