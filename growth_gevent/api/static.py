@@ -1,6 +1,8 @@
 """Files served as they are, for the pages of this server (``/docs``, ``/explore``): each with its ETag, its
-gzip form when worth sending, and the caching its route asks for. Read on first use and kept."""
+gzip form when worth sending, and the caching its route asks for. Read on first use and kept for the
+process: every app of a process shares them."""
 
+import functools
 import gzip
 import pathlib
 
@@ -76,7 +78,12 @@ class Files:
         if file is None:
             if asset not in self._media_types:
                 raise falcon.HTTPNotFound()
-            file = self._files[asset] = StaticFile((self._directory / asset).read_bytes(), self._media_types[asset])
+            file = self._files[asset] = _read(self._directory / asset, self._media_types[asset])
         file.send(req, resp, self._cache_control)
 
     on_head = on_get
+
+
+@functools.cache
+def _read(path: pathlib.Path, media_type: str) -> StaticFile:
+    return StaticFile(path.read_bytes(), media_type)
