@@ -13,7 +13,6 @@ import json
 import pathlib
 
 import pytest
-import webtest
 
 from growth_gevent.config import Config
 from growth_gevent.testing import LiveServer, RedisServer
@@ -21,7 +20,7 @@ from growth_gevent.testing.browser import CHROMIUM, launch_chromium
 from tests.helpers.fake_redis import FakeRedis
 from tests.helpers.redis_support import open_store
 from tests.helpers.serial import pytest_runtest_protocol, serial_first  # noqa: F401 (a hook of this conftest's)
-from tests.helpers.shared_app import app_over_each_tests_store
+from tests.helpers.shared_app import SharedApp
 from tests.helpers.support import SAMPLE, make_store, two_workers_on_redis
 
 HERE = pathlib.Path(__file__).parent
@@ -88,14 +87,13 @@ def store(store_kind, request):
 @pytest.fixture(scope="module")
 def shared_app():
     """An app on CLIENT_CONFIG for the module's tests, each on its own fresh store (tests/helpers/shared_app.py)."""
-    return app_over_each_tests_store(CLIENT_CONFIG)
+    return SharedApp(CLIENT_CONFIG)
 
 
 @pytest.fixture
 def client(store, shared_app):
-    app, store_of_the_test = shared_app
-    with store_of_the_test.serving(store):
-        yield webtest.TestApp(app)
+    with shared_app.client(store) as client:
+        yield client
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import base64
 import binascii
 import json
 
+from ..core.records import has_surrogates
+
 _decode = json.JSONDecoder().decode
 
 
@@ -28,15 +30,6 @@ def decode_cursor(cursor: str) -> tuple[str, str, int]:
     except (binascii.Error, UnicodeError, ValueError, RecursionError):
         raise InvalidCursor(cursor) from None
     if (type(key) is not list or len(key) != 3 or type(key[0]) is not str or type(key[1]) is not str
-            or type(key[2]) is not int or not _is_text(key[0]) or not _is_text(key[1])):
+            or type(key[2]) is not int or has_surrogates(key[0]) or has_surrogates(key[1])):
         raise InvalidCursor(cursor)
     return key[0], key[1], key[2]
-
-
-def _is_text(name: str) -> bool:
-    """Not a lone surrogate (``\\ud800`` in the JSON): no record has one, and Redis cannot be sent one."""
-    try:
-        name.encode()
-    except UnicodeEncodeError:
-        return False
-    return True

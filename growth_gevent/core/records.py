@@ -61,7 +61,7 @@ def check_name(field: str, value: object) -> str | None:
     if value == "." or value == "..":
         return f"{field} must not be '.' or '..'"
     # Lone surrogates cannot be written in a URL; U+FFFD is what undecodable path bytes become.
-    if "\ufffd" in value or not value.isascii() and _has_surrogates(value):
+    if "\ufffd" in value or not value.isascii() and has_surrogates(value):
         return f"{field} must be valid UTF-8 text"
     if not value.isprintable() and _CONTROL.search(value):
         return f"{field} must not contain control characters"
@@ -70,7 +70,8 @@ def check_name(field: str, value: object) -> str | None:
     return None
 
 
-def _has_surrogates(text: str) -> bool:
+def has_surrogates(text: str) -> bool:
+    """A lone surrogate in ``text`` (``\\ud800`` in JSON): not UTF-8 text, and no URL or Redis can carry it."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -4,13 +4,12 @@ import hmac
 import logging
 
 import pytest
-import webtest
 
 from growth_gevent.api import auth
 from growth_gevent.api.auth import RequireToken, is_loopback, warn_if_open
 from growth_gevent.config import Config, ConfigError
 from tests.helpers.api import MISSING, RECORD_URL, TOKEN, bearer
-from tests.helpers.shared_app import app_over_each_tests_store
+from tests.helpers.shared_app import SharedApp
 
 OTHER_TOKEN = "another-token-0123456789"
 RECORD = {"Country": "BRZ", "Indicator": "NGDP_R", "Value": 1.5, "Year": 2002}
@@ -19,14 +18,13 @@ INVALID = 'Bearer realm="growth", error="invalid_token"'
 
 @pytest.fixture(scope="module")
 def guarded_app():
-    return app_over_each_tests_store(Config(api_tokens=(TOKEN, OTHER_TOKEN)))
+    return SharedApp(Config(api_tokens=(TOKEN, OTHER_TOKEN)))
 
 
 @pytest.fixture
 def guarded(store, guarded_app):
-    app, store_of_the_test = guarded_app
-    with store_of_the_test.serving(store):
-        yield webtest.TestApp(app)
+    with guarded_app.client(store) as client:
+        yield client
 
 
 WRITES = [

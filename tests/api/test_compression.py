@@ -16,7 +16,7 @@ GZIP = {"Accept-Encoding": "gzip"}
 @pytest.fixture
 def raw(client, shared_app):
     """A client of the test's app that leaves Content-Encoding as sent (WebTest decodes gzip)."""
-    return falcon.testing.TestClient(shared_app[0])
+    return falcon.testing.TestClient(shared_app.app)
 
 
 RECORDS = [{"Country": "BRZ", "Indicator": "NGDP_R", "Value": year / 7, "Year": year} for year in range(1950, 2050)]

@@ -5,12 +5,11 @@ where a route offers formats and a 400 anywhere else."""
 import json
 
 import pytest
-import webtest
 
 from growth_gevent.api import explore, swagger_ui
 from growth_gevent.api.routes import ROUTES
 from growth_gevent.config import Config
-from tests.helpers.shared_app import app_over_each_tests_store
+from tests.helpers.shared_app import SharedApp
 from tests.helpers.support import SAMPLE, memory_store
 
 # A concrete path of each route, for a record that exists; the job is one that does not (404 either way).
@@ -32,19 +31,18 @@ OPERATIONS = [pytest.param(method, example(route.template), id=f"{method} {route
 
 
 @pytest.fixture(scope="module")
-def app():
-    return app_over_each_tests_store(Config())
+def shared():
+    return SharedApp(Config())
 
 
 @pytest.fixture
-def client(app):
+def client(shared):
     """The app on a fresh store holding data/sample.json."""
-    app, store_of_the_test = app
     store = memory_store()
     store.submit_bulk([((r["Country"], r["Indicator"], r["Year"]), r["Value"]) for r in json.loads(SAMPLE.read_text())])
     assert store.wait_idle(10)
-    with store_of_the_test.serving(store):
-        yield webtest.TestApp(app)
+    with shared.client(store) as client:
+        yield client
     store.close()
 
 

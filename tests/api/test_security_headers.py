@@ -4,13 +4,12 @@ server's raw answers; and the docs page sends a Content Security Policy."""
 
 import gevent.socket
 import pytest
-import webtest
 
 from growth_gevent.config import Config
 from growth_gevent.http.responses import raw_response, too_many_connections
 from growth_gevent.http.server import listen, make_server
 from growth_gevent.testing import read_response
-from tests.helpers.shared_app import app_over_each_tests_store
+from tests.helpers.shared_app import SharedApp
 from tests.helpers.support import memory_store
 
 NOSNIFF = ("X-Content-Type-Options", "nosniff")
@@ -18,17 +17,16 @@ RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"
 
 
 @pytest.fixture(scope="module")
-def app():
-    return app_over_each_tests_store(Config(max_body_bytes=64 * 1024))
+def shared():
+    return SharedApp(Config(max_body_bytes=64 * 1024))
 
 
 @pytest.fixture
-def client(app):
+def client(shared):
     """The app on a fresh store that holds at most one record."""
-    app, store_of_the_test = app
     store = memory_store(max_records=1)
-    with store_of_the_test.serving(store):
-        yield webtest.TestApp(app)
+    with shared.client(store) as client:
+        yield client
     store.close()
 
 

@@ -7,6 +7,8 @@ would fail those after it)."""
 
 import contextlib
 
+import webtest
+
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 
@@ -24,17 +26,19 @@ class StoreOfTheTest:
             raise AssertionError(f"the app was used outside a test: store.{name}")
         return getattr(self.store, name)
 
+
+class SharedApp:
+    """An app on ``config`` that answers from whichever store a test gives ``client``."""
+
+    def __init__(self, config: Config):
+        self._store_of_the_test = StoreOfTheTest()
+        self.app = create_app(self._store_of_the_test, config)
+
     @contextlib.contextmanager
-    def serving(self, store):
-        """The app answers from ``store`` inside the block."""
-        self.store = store
+    def client(self, store):
+        """A WebTest client of the app, answering from ``store`` inside the block."""
+        self._store_of_the_test.store = store
         try:
-            yield
+            yield webtest.TestApp(self.app)
         finally:
-            self.store = None
-
-
-def app_over_each_tests_store(config: Config):
-    """``(app, store_of_the_test)``: an app on ``config`` over the store ``store_of_the_test.serving`` gives."""
-    store_of_the_test = StoreOfTheTest()
-    return create_app(store_of_the_test, config), store_of_the_test
+            self._store_of_the_test.store = None
