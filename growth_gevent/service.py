@@ -31,7 +31,7 @@ from .ops.lifecycle import serve
 from .ops.workers import run_workers
 from .stores.base import Store, StoreUnavailable
 from .stores.memory import MemoryStore
-from .stores.write_log import WriteLog
+from .stores.memory.write_log import WriteLog
 
 log = logging.getLogger("growth_gevent")
 

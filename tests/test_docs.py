@@ -21,7 +21,7 @@ import pytest
 from growth_gevent.cli import config_from, parse_command_line
 from growth_gevent.cli.load import TOKEN_VARIABLE
 from growth_gevent.config import SETTINGS
-from growth_gevent.stores.redis.durability import loss_table
+from growth_gevent.stores.redis.persistence import loss_table
 from scripts.settings_doc import default_text, render
 from tests.helpers.openapi import table_operations
 from tests.helpers.support import ROOT
@@ -216,7 +216,7 @@ class TestConfigurationPage:
 
 
 def test_the_durability_page_shows_the_loss_table_the_start_up_log_gives():
-    """The log's table (stores/redis/durability.py) as Markdown rows, the setup's marks aside."""
+    """The log's table (stores/redis/persistence.py) as Markdown rows, the setup's marks aside."""
     logged = [[cell.strip() for cell in line.split("|")] for line in loss_table(0, None).splitlines()]
     shown = re.findall(r"^\| (.*) \|$", section(PAGES["docs/durability.md"], "Redis"), re.M)
     rows = [[cell.strip().strip("`") for cell in row.split(" | ")] for row in shown if not row.startswith("---")]

@@ -5,8 +5,8 @@ from collections.abc import Callable
 
 from ..core.records import Key, Number, Record
 from ..stores.base import WritesRefused
-from ..stores.memory import Indicators
-from ..stores.write_log import Answer, Covers, LoggedStore, WriteLog
+from ..stores.memory.reads import Indicators
+from ..stores.memory.write_log import Answer, Covers, LoggedStore, WriteLog
 from .journal import (
     ALWAYS,
     Batch,

@@ -11,7 +11,7 @@ from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.durability import journal as journal_module
 from growth_gevent.stores.base import COUNTRY, INDICATOR, WritesRefused
-from growth_gevent.stores.memory_reads import SERIES_PER_SLICE
+from growth_gevent.stores.memory.reads import SERIES_PER_SLICE
 from growth_gevent.testing import wait_for
 from tests.helpers.durability import GatedFsync
 from tests.helpers.recovering import opened

@@ -4,8 +4,8 @@ import gevent
 import gevent.socket
 from gevent.server import StreamServer
 
-from growth_gevent.stores.applier import BulkApplier
 from growth_gevent.stores.base import COMPLETE, IDLE, IN_PROGRESS, BulkStatus
+from growth_gevent.stores.memory.applier import BulkApplier
 
 
 def test_jobs_are_applied_in_order_in_chunks_that_yield():

@@ -6,7 +6,7 @@ import pytest
 import redis
 
 from growth_gevent.config import Config, ConfigError
-from growth_gevent.stores.redis.durability import loss_table
+from growth_gevent.stores.redis.persistence import loss_table
 from growth_gevent.stores.redis.sentinel import SentinelURL
 from growth_gevent.stores.redis.shared_connection import NotReplicated, SharedConnection
 from tests.helpers.redis_support import TIMEOUT, in_greenlets

@@ -7,7 +7,7 @@ import gevent
 import pytest
 
 from growth_gevent.stores.base import EXPORT_BATCH_RECORDS
-from growth_gevent.stores.memory_reads import SERIES_PER_SLICE
+from growth_gevent.stores.memory.reads import SERIES_PER_SLICE
 from tests.helpers.store_export import exported, loaded
 from tests.helpers.support import applier_paused
 

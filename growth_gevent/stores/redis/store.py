@@ -34,7 +34,6 @@ from ..base import (
 from . import scripts
 from .cache import ReadCache
 from .connection import open_connection
-from .durability import DurabilityWatch
 from .keys import (
     BULK,
     COUNTRIES,
@@ -52,6 +51,7 @@ from .keys import (
     record_keys,
     series_key,
 )
+from .persistence import PersistenceWatch
 from .reads import Reads
 from .sentinel import SCHEMES, PrimaryConnection, PrimarySSLConnection, SentinelPrimary, SentinelURL
 from .shared_connection import NotReplicated, SharedConnection
@@ -171,7 +171,7 @@ class RedisStore(Store):
         self._reads = Reads(self._call)
         if self._primary is not None:
             self._primary.on_change(self._primary_lost)
-        self._durability = DurabilityWatch(self._shared.call, min_replicas)
+        self._persistence = PersistenceWatch(self._shared.call, min_replicas)
         self._wake = Event()
         self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS, log)
         self._applier = gevent.spawn(self._apply_queued_jobs)
@@ -184,7 +184,7 @@ class RedisStore(Store):
         try:
             self._ping()
         finally:
-            self._durability.start()
+            self._persistence.start()
 
     @_available
     def _ping(self):
@@ -210,7 +210,7 @@ class RedisStore(Store):
         self._redis.connection_pool.disconnect()
 
     def health(self) -> Health:
-        return Health(writes_refused=self._durability.missing_replicas, data_losses=self._durability.losses)
+        return Health(writes_refused=self._persistence.missing_replicas, data_losses=self._persistence.losses)
 
     def _no_such_database(self):
         pool = self._redis.connection_pool
@@ -397,7 +397,7 @@ class RedisStore(Store):
         self._applier.kill()
         if self._primary is not None:
             self._primary.close()
-        self._durability.close()
+        self._persistence.close()
         self._shared.close()
         if self._cache is not None:
             self._cache.close()

@@ -5,9 +5,9 @@ the same as Redis's byte order of their UTF-8), then year as a number."""
 import bisect
 from collections.abc import Callable
 
-from ..core.loop import let_io_run
-from ..core.records import Key, Number, Record
-from .base import EXPORT_BATCH_RECORDS
+from ...core.loop import let_io_run
+from ...core.records import Key, Number, Record
+from ..base import EXPORT_BATCH_RECORDS
 
 Series = dict[int, Number]  # year -> value
 Indicators = dict[str, Series]  # indicator -> its series

@@ -14,8 +14,8 @@ import abc
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-from ..core.records import Key, Number, Record
-from .base import JournalFigures
+from ...core.records import Key, Number, Record
+from ..base import JournalFigures
 
 Answer = TypeVar("Answer")
 # Whether a write of ``key`` (``sized``: it created or removed the record) may change a read's answer.

@@ -5,8 +5,8 @@ import gevent
 from gevent.event import Event
 from gevent.queue import SimpleQueue
 
-from ..core.loop import let_io_run
-from .base import COMPLETE, IN_PROGRESS, JOBS_KEPT, BulkStatus, JobStatus
+from ...core.loop import let_io_run
+from ..base import COMPLETE, IN_PROGRESS, JOBS_KEPT, BulkStatus, JobStatus
 
 
 class _Job:

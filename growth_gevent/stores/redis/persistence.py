@@ -74,7 +74,7 @@ def persistence_risk(appendonly: str, appendfsync: str, save: str) -> str | None
             f"(up to {longest} s of them, more if a snapshot fails)")
 
 
-class DurabilityWatch:
+class PersistenceWatch:
     """Says what a Redis crash would lose, and counts the times Redis was found without its data."""
 
     def __init__(self, call: Callable[..., Any], min_replicas: int = 0, interval: float = CHECK_SECONDS):

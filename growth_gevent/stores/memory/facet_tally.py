@@ -9,7 +9,7 @@ without sorting it for each read.
 
 from collections.abc import Callable, Iterator
 
-from ..core.loop import let_io_run
+from ...core.loop import let_io_run
 
 # Names a facet lists between two yields to the event loop (~1 ms of work; figures in
 # docs/performance.md#facets-and-range-lists-beside-other-clients).

@@ -3,10 +3,9 @@
 import logging
 from collections.abc import Iterator
 
-from ..core.loop import let_io_run
-from ..core.records import Key, Number, Record
-from .applier import BulkApplier
-from .base import (
+from ...core.loop import let_io_run
+from ...core.records import Key, Number, Record
+from ..base import (
     COUNTRY,
     EXPORT_BATCH_RECORDS,
     JOBS_KEPT,
@@ -22,8 +21,9 @@ from .base import (
     add_to_facet,
     facet_list,
 )
+from .applier import BulkApplier
 from .facet_tally import NAMES_PER_SLICE, FacetTally
-from .memory_reads import NO_INDICATORS, NO_SERIES, Indicators, Series, export_batch, page_of, years_in
+from .reads import NO_INDICATORS, NO_SERIES, Indicators, Series, export_batch, page_of, years_in
 from .write_log import WriteLog, covering, covering_sized
 
 log = logging.getLogger("growth_gevent")
