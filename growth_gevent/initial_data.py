@@ -13,7 +13,7 @@ import ujson
 from .config import Config
 from .core.logs import ThrottledLog
 from .core.records import InvalidRecord, Record, parse_records
-from .durability.journal import SEGMENT_INFIX
+from .durability.journal_format import SEGMENT_INFIX
 from .durability.snapshot import load_snapshot
 from .stores.base import Store, StoreUnavailable
 

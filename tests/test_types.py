@@ -17,6 +17,7 @@ CONTRACTS = {
     "growth_gevent.core.records",
     "growth_gevent.core.version",
     "growth_gevent.durability.journal",
+    "growth_gevent.durability.journal_format",
     "growth_gevent.durability.replay",
     "growth_gevent.http.head",
     "growth_gevent.http.responses",

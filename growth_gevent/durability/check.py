@@ -16,7 +16,8 @@ folder), or the snapshot's lock held by a server when repairing.
 import os
 
 from ..core.logs import counted
-from .journal import ALWAYS, SEGMENT_INFIX, segment_numbers, segment_path
+from .journal import ALWAYS
+from .journal_format import SEGMENT_INFIX, segment_numbers, segment_path
 from .replay import JournalDamaged, replay
 from .snapshot import SnapshotError, SnapshotLock, load_snapshot
 

@@ -1,36 +1,7 @@
 """The journal: an append-only log of the in-memory store's writes beside its snapshot (Redis's AOF).
 
-The log is a series of segment files, ``SNAPSHOT.journal.N``; a snapshot names the first segment it
-does not hold (its ``"journal"`` field), so recovery loads the snapshot and replays the segments from
-that one on. A segment begins with SEGMENT_MAGIC (its format's version in its last byte), then its link
-to the segment before it, then its header and its records. Each record is framed ``[u32 length][u32
-crc32 of the payload][u32 crc32 of the 8 bytes before]`` (little-endian): the header's own checksum
-protects the length, as LevelDB's and PostgreSQL's WAL records do, so that a damaged length is seen as
-damage rather than taken for a record cut short. The payload is a compact JSON array:
-
-    ["follows", N - 1, length, crc32]   first in every segment: the link (below)
-    ["segment", N, next_job, [[job, offset], ...]] + records   next in every segment: the jobs queued
-    ["put", country, indicator, year, value]
-    ["del", country, indicator, year]
-    ["bulk", job, offset] + records   a bulk job as accepted
-    ["applied", job, through]   the job's records before ``through`` are applied, here in the order
-
-``+ records``: a newline, then the records (``[((country, indicator, year), value), ...]``, a list of
-them for each job of a header) in Python's ``marshal`` format, which writes them five times faster than
-JSON. The payload is checked by its CRC before it is read: marshal never reads what was not written.
-
-A bulk job is applied lazily, after later writes may have been: its markers put its chunks where they
-were applied, so that replay reaches the state the store had. A segment's header lists the jobs still
-queued when it began, with the records they had left (``offset``: how many were applied before), so
-that the segments before it are not needed once a snapshot holds what they did.
-
-The link chains the files, as PostgreSQL's WAL records do with ``xl_prev``: it holds the length of
-segment N - 1 and the CRC-32 of all its bytes, as the writer left it before it began this one (it is
-fsynced first), so that replay tells a segment cut short, emptied or changed from one that ended there;
-``null, null`` when the writer did not hold segment N - 1: the snapshot it started from held it, or N is
-1. docs/durability.md says what the chain proves and what it cannot (the newest segment lost whole).
-
-growth_gevent.durability.replay reads it back. Writes are group-committed: :meth:`Journal.append` adds a record to
+Its format on disk (segments, framing, links, record kinds) is :mod:`.journal_format`'s, which
+:mod:`.replay` reads back with. Writes are group-committed: :meth:`Journal.append` adds a record to
 the pending batch without yielding; one flusher greenlet writes the batch (and fsyncs it, by the
 policy) in gevent's thread pool and wakes every waiter of it; records appended meanwhile make the next
 batch.
@@ -39,42 +10,25 @@ batch.
 import collections
 import contextlib
 import logging
-import marshal
 import os
-import re
-import struct
 import time
 import zlib
 from collections.abc import Callable
 
 import gevent
-import ujson
 from gevent.event import Event
 
 from ..core.logs import ThrottledLog
-from ..core.records import Key, Number, Record
+from .journal_format import SEGMENT_MAGIC, Link, link_record, segment_numbers, segment_path
 
 log = logging.getLogger("growth_gevent")
 
 FSYNC_POLICIES = ("always", "everysec", "no")
 ALWAYS, EVERYSEC, NO = FSYNC_POLICIES
 EVERYSEC_SECONDS = 1.0
-FRAME = struct.Struct("<III")
-_LENGTH_AND_CRC = struct.Struct("<II")
-_HEADER_CRC = struct.Struct("<I")
-# The first bytes of a segment; the last one is the format's version. Version 1 segments have no magic
-# and frame records as ``[u32 length][u32 crc32][payload]``; version 2 ones have no link. Replay reads them
-# still (an upgrade after a crash), and the journal writes version 3 only.
-SEGMENT_MAGIC = b"GGJOURN\x03"
 # The same failure, of the journal or of the snapshots after it, is said at most this often.
 FAILURE_LOG_SECONDS = 60.0
-SEGMENT_INFIX = ".journal."
 FSYNC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-# A bulk job in a segment's header: (job, offset, records from that offset on).
-HeaderJob = tuple[int, int, list[Record]]
-# A segment's link to the one before it: (its number, its length and the CRC-32 of its bytes, or None and
-# None when the writer did not hold it).
-Link = tuple[int, int | None, int | None]
 # What the store undoes if a record's batch fails (a write's old value, a job, a chunk), or None; the
 # journal only hands them back.
 Undo = object
@@ -82,58 +36,6 @@ Undo = object
 
 class JournalFailed(Exception):
     """A record could not be written (disk full, I/O error): the writes waiting for it were undone."""
-
-
-def frame(payload: bytes) -> bytes:
-    head = _LENGTH_AND_CRC.pack(len(payload), zlib.crc32(payload))
-    return head + _HEADER_CRC.pack(zlib.crc32(head)) + payload
-
-
-def _dumps(document: object) -> bytes:
-    return ujson.dumps(document, escape_forward_slashes=False, ensure_ascii=False).encode()
-
-
-def put_record(key: Key, value: Number) -> bytes:
-    return frame(_dumps(("put", *key, value)))
-
-
-def delete_record(key: Key) -> bytes:
-    return frame(_dumps(("del", *key)))
-
-
-def _with_records(head: tuple[object, ...], records: list[Record] | list[list[Record]]) -> bytes:
-    # The records as they are, in one C call: marshal writes them several times faster than ujson
-    # (docs/performance.md#the-journals-bulk-record-in-marshal), and a bulk POST's 202 waits for it.
-    return frame(_dumps(head) + b"\n" + marshal.dumps(records))
-
-
-def bulk_record(job: int, offset: int, records: list[Record]) -> bytes:
-    return _with_records(("bulk", job, offset), records)
-
-
-def applied_record(job: int, through: int) -> bytes:
-    return frame(b'["applied",%d,%d]' % (job, through))
-
-
-def link_record(link: Link) -> bytes:
-    return frame(_dumps(("follows", *link)))
-
-
-def segment_record(number: int, next_job: int, jobs: list[HeaderJob]) -> bytes:
-    """``jobs``: ``[(job, offset, records), ...]``, the bulk jobs queued as the segment begins."""
-    return _with_records(("segment", number, next_job, [job[:2] for job in jobs]), [job[2] for job in jobs])
-
-
-def segment_path(snapshot_path: str, number: int) -> str:
-    return f"{snapshot_path}{SEGMENT_INFIX}{number}"
-
-
-def segment_numbers(snapshot_path: str) -> list[int]:
-    """The numbers of the segments beside ``snapshot_path``, in order."""
-    directory, name = os.path.split(os.path.abspath(snapshot_path))
-    pattern = re.compile(re.escape(name + SEGMENT_INFIX) + r"([1-9][0-9]*)")
-    return sorted(int(match.group(1)) for match in map(pattern.fullmatch, os.listdir(directory)) if match)
-
 
 
 class Batch:

@@ -7,17 +7,8 @@ from ..core.records import Key, Number, Record
 from ..stores.base import WritesRefused
 from ..stores.memory.reads import Indicators
 from ..stores.memory.write_log import Answer, Covers, LoggedStore, WriteLog
-from .journal import (
-    ALWAYS,
-    Batch,
-    Journal,
-    JournalFailed,
-    applied_record,
-    bulk_record,
-    delete_record,
-    put_record,
-    segment_record,
-)
+from .journal import ALWAYS, Batch, Journal, JournalFailed
+from .journal_format import applied_record, bulk_record, delete_record, put_record, segment_record
 from .replay import QueuedJob, Recovered, replay
 
 

@@ -15,21 +15,28 @@ Anything else is damage, whatever comes after it.
 """
 
 import dataclasses
-import marshal
 import os
-import struct
-import sys
 import zlib
-from typing import Any, Literal, Protocol
-
-import ujson
+from typing import Protocol
 
 from ..core.records import Key, Number, Record
-from .journal import ALWAYS, EVERYSEC, FRAME, SEGMENT_INFIX, SEGMENT_MAGIC, Link, segment_numbers, segment_path
-
-_FRAME_V1 = struct.Struct("<II")  # version 1 segments: no magic, no checksum of the header
-_MAGIC_V2 = SEGMENT_MAGIC[:-1] + b"\x02"  # version 2 segments: no link
-_PAYLOAD_START = b'["'  # every record's payload begins so
+from .journal import ALWAYS, EVERYSEC
+from .journal_format import (
+    FRAME,
+    FRAME_V1,
+    MAGIC_V2,
+    SEGMENT_INFIX,
+    SEGMENT_MAGIC,
+    VERSION,
+    HeaderJob,
+    Link,
+    check_frame,
+    parse_link,
+    parse_record,
+    segment_numbers,
+    segment_path,
+    valid_frame_after,
+)
 
 
 class JournalDamaged(Exception):
@@ -85,77 +92,43 @@ def read_segment(path: str) -> Segment:
     """A segment file's records, link and :class:`TornTail` (None if it has none)."""
     with open(path, "rb") as segment:
         data = segment.read()
-    if data.startswith((SEGMENT_MAGIC, _MAGIC_V2)):
-        version, frame, offset = data[len(SEGMENT_MAGIC) - 1], FRAME, len(SEGMENT_MAGIC)
+    if data.startswith((SEGMENT_MAGIC, MAGIC_V2)):
+        version, framing, offset = data[len(SEGMENT_MAGIC) - 1], FRAME, len(SEGMENT_MAGIC)
     elif data.startswith(SEGMENT_MAGIC[:-1]):
         raise JournalDamaged(f"{path} is journal format version {data[len(SEGMENT_MAGIC) - 1]}; this version of "
-                             f"growth-gevent reads versions 1 to {SEGMENT_MAGIC[-1]}")
+                             f"growth-gevent reads versions 1 to {VERSION}")
     elif len(data) < len(SEGMENT_MAGIC) and SEGMENT_MAGIC.startswith(data):
         # Created, and the process stopped before its magic was written: nothing was.
         torn = TornTail(path, 0, len(data), "a segment header cut short", 0) if data else None
-        return Segment(path, SEGMENT_MAGIC[-1], [], 0, 0, None, torn)
+        return Segment(path, VERSION, [], 0, 0, None, torn)
     else:
-        version, frame, offset = 1, _FRAME_V1, 0
+        version, framing, offset = 1, FRAME_V1, 0
     payloads, torn = [], None
     while offset < len(data):
-        checked = _check_frame(data, offset, frame)
+        checked = check_frame(data, offset, framing)
         if checked[1] is None:
-            start = offset + frame.size
+            start = offset + framing.size
             payloads.append(data[start:start + checked[0]])
             offset = start + checked[0]
             continue
         problem = checked[1]
-        after = _valid_frame_after(data, offset)
+        after = valid_frame_after(data, offset)
         if after is not None:
             raise JournalDamaged(f"{path} is damaged: {problem} at byte {offset}, with a valid record at byte {after} "
                                  "after it")
         torn = TornTail(path, offset, len(data) - offset, problem, 1 if data[offset:].strip(b"\0") else 0)
         break
-    follows = _link(path, payloads.pop(0)) if version == SEGMENT_MAGIC[-1] and payloads else None
+    follows = _link(path, payloads.pop(0)) if version == VERSION and payloads else None
     return Segment(path, version, payloads, offset, zlib.crc32(memoryview(data)[:offset]), follows, torn)
 
 
 def _link(path: str, payload: bytes) -> Link:
     """The link a segment begins with; JournalDamaged if it is not one."""
-    try:
-        link = ujson.loads(payload)
-    except ValueError:
-        link = None
-    if (type(link) is list and len(link) == 4 and link[0] == "follows" and type(link[1]) is int
-            and (link[2:] == [None, None] or (type(link[2]) is int and type(link[3]) is int))):
-        return link[1], link[2], link[3]
-    raise JournalDamaged(f"{path} is damaged: it does not begin with its link to the segment before it, at byte "
-                         f"{len(SEGMENT_MAGIC)}")
-
-
-def _check_frame(data: bytes, offset: int, frame: struct.Struct) -> tuple[int, None] | tuple[None, str]:
-    """``(length, None)`` for a valid record at ``offset`` framed by ``frame``; else ``(None, problem)``."""
-    if len(data) - offset < frame.size:
-        return None, "a record header cut short"
-    if frame is FRAME:
-        length, checksum, header_checksum = FRAME.unpack_from(data, offset)
-        if zlib.crc32(data[offset:offset + 8]) != header_checksum:
-            return None, "a record header whose checksum does not match"
-    else:
-        length, checksum = frame.unpack_from(data, offset)
-    start = offset + frame.size
-    if start + length > len(data):
-        return None, "a record cut short"
-    if length == 0 or zlib.crc32(data[start:start + length]) != checksum:
-        return None, "a record whose checksum does not match"
-    return length, None
-
-
-def _valid_frame_after(data: bytes, offset: int) -> int | None:
-    """Where the first valid record of either version begins after byte ``offset``, or None."""
-    position = data.find(_PAYLOAD_START, offset + 1 + _FRAME_V1.size)
-    while position != -1:
-        for frame in (FRAME, _FRAME_V1):
-            start = position - frame.size
-            if start > offset and _check_frame(data, start, frame)[1] is None:
-                return start
-        position = data.find(_PAYLOAD_START, position + 1)
-    return None
+    link = parse_link(payload)
+    if link is None:
+        raise JournalDamaged(f"{path} is damaged: it does not begin with its link to the segment before it, at "
+                             f"byte {len(SEGMENT_MAGIC)}")
+    return link
 
 
 @dataclasses.dataclass
@@ -194,12 +167,6 @@ class Replayed(Protocol):
     def apply_records(self, records: list[Record]) -> None: ...
 
 
-# A record as _parsed reads it.
-Parsed = (tuple[Literal["put"], Key, Number] | tuple[Literal["del"], Key, None]
-          | tuple[Literal["bulk"], int, QueuedJob] | tuple[Literal["applied"], int, int]
-          | tuple[Literal["segment"], int, int, list[tuple[int, QueuedJob]]])
-
-
 def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
     """Apply the segments from number ``first`` on (the snapshot's; 0: no snapshot) to ``store``
     (``restore(key, value or None)``, ``apply_records(records)``); :class:`JournalDamaged` before anything is
@@ -215,7 +182,7 @@ def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
     recovered = Recovered(numbers, [], 1, *_continued(first, numbers, read))
     for segment in read:
         try:
-            segments.append([_parsed(payload) for payload in segment.payloads])
+            segments.append([parse_record(payload) for payload in segment.payloads])
         except (ValueError, TypeError) as error:
             raise JournalDamaged(f"{segment.path} is damaged: a record that growth-gevent did not write "
                                  f"({error})") from None
@@ -230,8 +197,8 @@ def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
             elif record[0] == "del":
                 store.restore(record[1], None)
             elif record[0] == "bulk":
-                jobs[record[1]] = record[2]
-                recovered.next_job = max(recovered.next_job, record[1] + 1)
+                jobs[record[1][0]] = _queued(record[1])
+                recovered.next_job = max(recovered.next_job, record[1][0] + 1)
             elif record[0] == "applied":
                 job = jobs.get(record[1])
                 if job is None or not job.applied <= record[2] <= job.offset + len(job.records):
@@ -242,7 +209,7 @@ def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
                 if job.applied == job.offset + len(job.records):
                     del jobs[record[1]]
             elif record[1] == number:  # a segment's header: the queue as it stood when the segment began
-                jobs = dict(record[3])
+                jobs = {job[0]: _queued(job) for job in record[3]}
                 recovered.next_job = max(recovered.next_job, record[2])
             else:
                 raise JournalDamaged(f"{segment_path(snapshot_path, number)} is damaged: it begins as segment "
@@ -271,7 +238,7 @@ def verify_chain(snapshot_path: str, first: int, numbers: list[int], segments: l
                              "were removed")
     for index, (number, segment) in enumerate(zip(numbers, segments, strict=True)):
         after = segments[index + 1] if index + 1 < len(segments) else None
-        if after is not None and after.version >= SEGMENT_MAGIC[-1] and segment.torn is not None:
+        if after is not None and after.version >= VERSION and segment.torn is not None:
             raise JournalDamaged(f"{segment.path} is damaged: {segment.torn.problem} at byte {segment.torn.offset}, "
                                  f"and {after.path} follows it: only the newest segment can end torn (each one is "
                                  "fsynced before the next begins)")
@@ -316,44 +283,6 @@ def _continued(first: int, numbers: list[int], segments: list[Segment]) -> tuple
     return numbers[-1] + 1, (numbers[-1], segments[-1].end, segments[-1].crc)
 
 
-def _parsed(payload: bytes) -> Parsed:
-    """A payload as ``(kind, ...)`` with keys as tuples and jobs as ``(number, QueuedJob)``; ValueError or
-    TypeError for one that growth-gevent would not have written."""
-    head, _, records = payload.partition(b"\n")
-    record = ujson.loads(head)
-    kind = record[0]
-    if kind == "put" and len(record) == 5:
-        return "put", _key(record[1:4]), _number(record[4])
-    if kind == "del" and len(record) == 4:
-        return "del", _key(record[1:4]), None
-    if kind == "bulk" and len(record) == 3:
-        return "bulk", *_job(record[1:], marshal.loads(records))
-    if kind == "applied" and len(record) == 3 and type(record[1]) is int and type(record[2]) is int:
-        return "applied", record[1], record[2]
-    if kind == "segment" and len(record) == 4 and type(record[1]) is int and type(record[2]) is int:
-        jobs = marshal.loads(records)
-        if len(jobs) != len(record[3]):
-            raise ValueError("a segment header whose jobs do not match their records")
-        return "segment", record[1], record[2], [_job(job, rows) for job, rows in zip(record[3], jobs, strict=True)]
-    raise ValueError(f"an unknown record {payload[:40]!r}")
-
-
-def _key(fields: Any) -> Key:
-    country, indicator, year = fields
-    if type(country) is not str or type(indicator) is not str or type(year) is not int:
-        raise ValueError("a key that is not [country, indicator, year]")
-    return sys.intern(country), sys.intern(indicator), year
-
-
-def _number(value: object) -> Number:
-    if type(value) is int or type(value) is float:
-        return value
-    raise ValueError("a value that is not a number")
-
-
-def _job(fields: object, rows: Any) -> tuple[int, QueuedJob]:
-    """A job's number, and the job from ``[number, offset]`` and its records (``rows``, as marshal read them)."""
-    if type(fields) is not list or len(fields) != 2 or type(fields[0]) is not int or type(fields[1]) is not int:
-        raise ValueError("a bulk job without its number and offset")
-    number, offset = fields
-    return number, QueuedJob(number, offset, [(_key(key), _number(value)) for key, value in rows], offset)
+def _queued(job: HeaderJob) -> QueuedJob:
+    number, offset, records = job
+    return QueuedJob(number, offset, records, offset)

@@ -10,7 +10,7 @@ import pytest
 
 from growth_gevent.durability import journal as journal_module
 from growth_gevent.durability.check import check
-from growth_gevent.durability.journal import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
+from growth_gevent.durability.journal_format import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
 from growth_gevent.durability.replay import JournalDamaged, read_segment
 from growth_gevent.durability.snapshot import write_snapshot
 from tests.helpers.durability import frame_v2_segment

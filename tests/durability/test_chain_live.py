@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from growth_gevent.durability.journal import put_record
+from growth_gevent.durability.journal_format import put_record
 from growth_gevent.testing import start_fails, wait_for
 from tests.helpers.durability import (
     WRITERS,

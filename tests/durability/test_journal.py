@@ -12,7 +12,8 @@ import webtest
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.durability import journal as journal_module
-from growth_gevent.durability.journal import JournalFailed, segment_numbers, segment_path
+from growth_gevent.durability.journal import JournalFailed
+from growth_gevent.durability.journal_format import segment_numbers, segment_path
 from growth_gevent.durability.snapshot import (
     SnapshotLock,
     Snapshotter,

@@ -9,7 +9,7 @@ import zlib
 import gevent
 import pytest
 
-from growth_gevent.durability.journal import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
+from growth_gevent.durability.journal_format import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
 from growth_gevent.durability.replay import JournalDamaged, QueuedJob, TornTail
 from tests.helpers.recovering import KEY, crashed, journaled, opened
 

@@ -14,9 +14,9 @@ import threading
 
 import gevent
 
-from growth_gevent.durability import journal
 from growth_gevent.durability import journal as journal_module
-from growth_gevent.durability.journal import frame
+from growth_gevent.durability import journal_format
+from growth_gevent.durability.journal_format import frame
 from growth_gevent.testing import wait_for
 from tests.helpers.support import ROOT
 
@@ -91,10 +91,10 @@ def killed_after_writes(servers, snapshot, count=5, **env):
 
 def record_offsets(data):
     """The byte offset of each record of a segment's bytes, as its frames chain them."""
-    offsets, offset = [], len(journal.SEGMENT_MAGIC)
+    offsets, offset = [], len(journal_format.SEGMENT_MAGIC)
     while offset < len(data):
         offsets.append(offset)
-        offset += journal.FRAME.size + struct.unpack_from("<I", data, offset)[0]
+        offset += journal_format.FRAME.size + struct.unpack_from("<I", data, offset)[0]
     return offsets
 
 

@@ -3,7 +3,7 @@
 import os
 
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
-from growth_gevent.durability.journal import segment_path
+from growth_gevent.durability.journal_format import segment_path
 from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.durability.replay import read_segment
 from growth_gevent.durability.snapshot import load_snapshot
