@@ -46,16 +46,18 @@ def open_memory_store(config: Config, write_log: WriteLog | None) -> Store:
                        max_records=config.max_records, write_log=write_log)
 
 
-def open_redis_store(config: Config, write_log: WriteLog | None) -> Store:
-    """The Redis store at GROWTH_STORE's URL; an unreachable Redis is logged, not fatal (503 until it is back).
-    Redis keeps its own writes: the settings allow no journal with it."""
+def open_redis_store(config: Config, write_log: WriteLog | None, sentinel: bool = False) -> Store:
+    """The Redis store at GROWTH_STORE's URL (``sentinel``: a Sentinel URL, for the primary the Sentinels
+    name); an unreachable Redis is logged, not fatal (503 until it is back). Redis keeps its own writes: the
+    settings allow no journal with it."""
     from .stores.redis import RedisStore  # here: importing redis-py costs memory the default does not need
     assert config.store_url is not None and write_log is None
     store = RedisStore(config.store_url, pool_size=config.redis_pool_size, timeout=config.redis_timeout,
                        chunk_size=config.bulk_chunk_records, verify_tls=config.redis_tls_verify,
                        queue_records=config.bulk_queue_records, max_records=config.max_records,
                        cache_stale_seconds=config.redis_cache_stale_seconds,
-                       min_replicas=config.redis_min_replicas, replica_timeout=config.redis_replica_timeout)
+                       min_replicas=config.redis_min_replicas, replica_timeout=config.redis_replica_timeout,
+                       sentinel=sentinel)
     try:
         store.ping()
     except StoreUnavailable as error:
@@ -63,15 +65,21 @@ def open_redis_store(config: Config, write_log: WriteLog | None) -> Store:
     return store
 
 
+def open_sentinel_store(config: Config, write_log: WriteLog | None) -> Store:
+    """The Redis primary that the Sentinels of GROWTH_STORE's URL name."""
+    return open_redis_store(config, write_log, sentinel=True)
+
+
 # Each store by the scheme of GROWTH_STORE's URL ("memory" when it names none), as gunicorn's
-# SUPPORTED_WORKERS and redis-py's URL schemes choose by name.
+# SUPPORTED_WORKERS and redis-py's URL schemes choose by name: the one place that tells schemes apart, each
+# entry passing its opener what the scheme says (the stores take no URL scheme for a choice).
 STORES: dict[str, Callable[[Config, WriteLog | None], Store]] = {
     "memory": open_memory_store,
     "redis": open_redis_store,
     "rediss": open_redis_store,
     "unix": open_redis_store,
-    "redis+sentinel": open_redis_store,
-    "rediss+sentinel": open_redis_store,
+    "redis+sentinel": open_sentinel_store,
+    "rediss+sentinel": open_sentinel_store,
 }
 
 

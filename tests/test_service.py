@@ -48,11 +48,14 @@ def test_the_check_sees_sniffing():
     assert len(list(_sniffing(ast.parse(source)))) == 3
 
 
-@pytest.mark.parametrize("url", ["redis://h:1/0", "rediss://h:1/0", "unix:///tmp/r.sock", "redis+sentinel://h:1/s",
-                                 "rediss+sentinel://h:1/s", "REDIS://h:1/0"])
-def test_every_redis_url_the_settings_take_names_a_registered_store(url):
+@pytest.mark.parametrize(("url", "opener"), [
+    ("redis://h:1/0", service.open_redis_store), ("rediss://h:1/0", service.open_redis_store),
+    ("unix:///tmp/r.sock", service.open_redis_store), ("REDIS://h:1/0", service.open_redis_store),
+    ("redis+sentinel://h:1/s", service.open_sentinel_store), ("rediss+sentinel://h:1/s", service.open_sentinel_store),
+    ("REDIS+SENTINEL://h:1/s", service.open_sentinel_store)])
+def test_every_redis_url_the_settings_take_names_a_registered_store(url, opener):
     config = Config.from_env({"GROWTH_STORE": url})
-    assert service.STORES[service.store_name(config)] is service.open_redis_store
+    assert service.STORES[service.store_name(config)] is opener
 
 
 def test_the_default_is_the_memory_store_and_a_snapshot_journals_it(tmp_path):

@@ -39,7 +39,7 @@ def put_when_possible(store, key, value):
 
 def test_the_store_follows_a_failover_with_a_sentinel_down_and_the_old_primary_back_as_a_replica(group, caplog):
     group.sentinels[0].stop()  # the first listed: the store asks the next ones
-    store = open_store(group, cache_stale_seconds=0.1, min_replicas=1, replica_timeout=0.3)
+    store = open_store(group, sentinel=True, cache_stale_seconds=0.1, min_replicas=1, replica_timeout=0.3)
     try:
         store.ping()
         old = group.primary()
@@ -68,7 +68,7 @@ def test_the_store_follows_a_failover_with_a_sentinel_down_and_the_old_primary_b
 
 def test_a_failover_is_a_line_per_event_however_many_requests_fail_and_a_new_primary_not_a_restart(group, caplog):
     caplog.set_level(logging.INFO, logger="growth_gevent")
-    store = open_store(group)
+    store = open_store(group, sentinel=True)
     failed = []
 
     def answers():
@@ -134,7 +134,7 @@ def test_8_writers_through_a_kill_of_the_primary(group, servers, min_replicas, r
 
 
 def test_with_every_sentinel_down_the_known_primary_is_used_and_then_503_says_why(group, caplog, config):
-    store = open_store(group)
+    store = open_store(group, sentinel=True)
     try:
         client = webtest.TestApp(create_app(store, config))
         assert client.put_json("/api/v1/growth/A/B/1", {"value": 1}).status_int == 201
@@ -156,7 +156,7 @@ def test_with_every_sentinel_down_the_known_primary_is_used_and_then_503_says_wh
 
 
 def test_a_write_the_replica_does_not_confirm_is_503_naming_the_cause(group, config):
-    store = open_store(group, min_replicas=1, replica_timeout=0.2)
+    store = open_store(group, sentinel=True, min_replicas=1, replica_timeout=0.2)
     try:
         client = webtest.TestApp(create_app(store, config))
         assert client.put_json("/api/v1/growth/A/B/1", {"value": 1}).status_int == 201

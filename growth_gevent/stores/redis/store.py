@@ -53,7 +53,7 @@ from .keys import (
 )
 from .persistence import PersistenceWatch
 from .reads import Reads
-from .sentinel import SCHEMES, PrimaryConnection, PrimarySSLConnection, SentinelPrimary, SentinelURL
+from .sentinel import PrimaryConnection, PrimarySSLConnection, SentinelPrimary, SentinelURL
 from .shared_connection import NotReplicated, SharedConnection
 
 # Times a chunk's script may fail before its job is moved to the dead letters: a failure inside the
@@ -126,11 +126,12 @@ class RedisStore(Store):
 
     def __init__(self, url: str, *, pool_size: int, timeout: float, chunk_size: int, queue_records: int,
                  max_records: int, cache_stale_seconds: float, verify_tls: bool, jobs_kept: int = JOBS_KEPT,
-                 min_replicas: int = 0, replica_timeout: float = 0.0):
-        """``url``: ``redis://``, ``rediss://``, ``unix://``, or ``redis+sentinel://`` (and
-        ``rediss+sentinel://``) for the primary that Sentinels name (:mod:`.sentinel`); a URL that cannot
-        be read is a ValueError. ``chunk_size``: records per bulk chunk (one script each);
-        ``queue_records``: the bound of :meth:`submit_bulk`, on every worker's jobs together;
+                 min_replicas: int = 0, replica_timeout: float = 0.0, sentinel: bool = False):
+        """``url``: ``redis://``, ``rediss://``, ``unix://``, or with ``sentinel`` (which the composition
+        root's table of URL schemes sets) ``redis+sentinel://`` (and ``rediss+sentinel://``) for the
+        primary that Sentinels name (:mod:`.sentinel`); a URL that cannot be read is a ValueError.
+        ``chunk_size``: records per bulk chunk (one script each); ``queue_records``: the bound of
+        :meth:`submit_bulk`, on every worker's jobs together;
         ``max_records``: the most records stored, on every worker's writes together (:class:`StoreFull`);
         ``cache_stale_seconds``: that of :class:`ReadCache` for record reads, 0 for no cache (while reads
         use it, a PING goes to Redis every quarter of it); ``verify_tls``: False accepts any certificate
@@ -138,7 +139,7 @@ class RedisStore(Store):
         worker; ``min_replicas``: replicas that must confirm each write (WAIT), within ``replica_timeout``
         seconds, before it is acknowledged."""
         self._primary = None
-        if url.lower().startswith(SCHEMES):
+        if sentinel:
             located = SentinelURL.parse(url)
             self._primary = SentinelPrimary(located, timeout, verify_tls)
             options, connect = located.options, self._primary.connect
