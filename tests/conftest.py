@@ -3,8 +3,9 @@ every test.
 
 Tests that start a process (a server, redis-server, k6, locust, docker, a command line of ours, pip) live in
 files named ``test_*_live.py``, beside the in-process tests of the same layer, and are marked ``live``. A test
-that takes a store runs on the in-memory store and again on Redis, the session's redis-server: that run is
-marked ``live`` too, so that the fast loop (``-m "not live"``) starts no process. The fuzz lives under
+that takes a store runs on the in-memory store, again on the memory store journaled with fsync ``always``,
+and again on Redis, the session's redis-server: those two runs are marked ``live`` too, so that the fast
+loop (``-m "not live"``) starts no process and waits on no fsync. The fuzz lives under
 tests/fuzz/ and is marked ``fuzz``.
 """
 
@@ -52,11 +53,14 @@ def config():
     return CLIENT_CONFIG
 
 
-@pytest.fixture(scope="module", params=["memory", pytest.param("redis", marks=pytest.mark.live)])
+@pytest.fixture(scope="module", params=["memory", pytest.param("journaled", marks=pytest.mark.live),
+                                        pytest.param("redis", marks=pytest.mark.live)])
 def store_kind(request):
-    """The store a test that takes one runs on: each test once on the in-memory store, and once on Redis
-    (marked ``live``: it needs the session's redis-server). Module-scoped, for the module-scoped fixtures
-    that hold a store (the fuzz's); pytest runs a module's tests on one store, then on the other."""
+    """The store a test that takes one runs on: each test once on the in-memory store; once on the memory
+    store journaled in a temporary folder under GROWTH_FSYNC=always (its reads wait for durability), marked
+    ``live`` because it waits on the disk: its fsyncs would more than double the fast loop; and once on
+    Redis (marked ``live``: it needs the session's redis-server). Module-scoped, for the module-scoped
+    fixtures that hold a store (the fuzz's); pytest runs a module's tests on one store, then on the next."""
     return request.param
 
 

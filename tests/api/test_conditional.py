@@ -6,6 +6,7 @@ import json
 import gevent
 import pytest
 
+from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.stores.base import COMPLETE, FAILED, IN_PROGRESS, JOBS_KEPT, JobStatus
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.testing import wait_for
@@ -222,9 +223,14 @@ class TestStoreConditions:
         assert store.job_status(second + 1) is None
         assert store.job_status(0) is None
 
-    def test_job_status_forgets_all_but_the_last_jobs_kept(self, store_kind, request):
-        store = (MemoryStore(chunk_size=4, queue_records=100, max_records=100, jobs_kept=3) if store_kind == "memory"
-                 else make_store(store_kind, request, jobs_kept=3))
+    def test_job_status_forgets_all_but_the_last_jobs_kept(self, store_kind, request, tmp_path):
+        if store_kind == "redis":
+            store = make_store(store_kind, request, jobs_kept=3)
+        else:  # jobs_kept is an argument of the memory store's, not a setting
+            journal = JournalLog(str(tmp_path / "growth.snapshot"), "always") if store_kind == "journaled" else None
+            store = MemoryStore(chunk_size=4, queue_records=100, max_records=100, jobs_kept=3, write_log=journal)
+            if journal is not None:
+                journal.recover(0)
         try:
             jobs = [store.submit_bulk([(KEY, value)]) for value in range(5)]
             assert store.wait_idle(10)

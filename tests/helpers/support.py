@@ -4,7 +4,10 @@ import contextlib
 import json
 import pathlib
 
+from gevent.event import Event
+
 from growth_gevent.config import Config
+from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.service import open_store
 from growth_gevent.stores.memory import MemoryStore
 from growth_gevent.stores.redis import RedisStore
@@ -16,11 +19,15 @@ WAIT_SECONDS = 10
 
 
 def make_store(kind, request, **options):
-    """A fresh, empty store of ``kind`` ("redis": on the session's redis-server, flushed);
-    small chunks so that even small loads take several. ``options`` are what both take by the same name
-    (``max_records``): settings of the one, arguments of the other."""
+    """A fresh, empty store of ``kind`` ("journaled": the memory store journaled in a temporary folder;
+    "redis": on the session's redis-server, flushed); small chunks so that even small loads take several.
+    ``options`` are what all take by the same name (``max_records``): settings of the memory stores,
+    arguments of Redis's."""
     if kind == "memory":
         return memory_store(bulk_chunk_records=4, **options)
+    if kind == "journaled":
+        folder = request.getfixturevalue("tmp_path_factory").mktemp("journaled")
+        return journaled_store(str(folder / "growth.snapshot"), bulk_chunk_records=4, **options)
     server = request.getfixturevalue("redis_server")
     server.flush()
     return open_redis_store(server.url, pool_size=8, timeout=2, chunk_size=4, **options)
@@ -33,18 +40,41 @@ def memory_store(**settings) -> MemoryStore:
     return store
 
 
+def journaled_store(snapshot_path: str, **settings) -> MemoryStore:
+    """A memory store journaled at ``snapshot_path`` under GROWTH_FSYNC=always, made as the service makes it
+    (service.build) from ``Config(**settings)``, and started on its empty folder: a read waits until the
+    writes it shows are durable."""
+    config = Config(snapshot_path=snapshot_path, fsync="always", **settings)
+    journal_log = JournalLog(snapshot_path, config.fsync)
+    store = open_store(config, journal_log)
+    assert isinstance(store, MemoryStore)
+    journal_log.recover(0)  # nothing to replay: the journal's first segment begins
+    return store
+
+
 @contextlib.contextmanager
 def applier_paused(store):
     """Bulk jobs stay queued inside: the Redis store's applier greenlet runs whenever a call waits on
-    Redis (the memory store's only when the caller yields, which its calls never do)."""
-    if not isinstance(store, RedisStore):
-        yield
+    Redis, the memory store's whenever the caller yields (a journaled store's writes wait for the journal)."""
+    if isinstance(store, RedisStore):
+        store._apply_one_chunk = lambda: False
+        try:
+            yield
+        finally:
+            del store._apply_one_chunk
         return
-    store._apply_one_chunk = lambda: False
+    applier, resumed = store._bulk, Event()
+
+    def apply_when_resumed(job, apply=applier._apply):
+        resumed.wait()
+        apply(job)
+
+    applier._apply = apply_when_resumed
     try:
         yield
     finally:
-        del store._apply_one_chunk
+        del applier._apply
+        resumed.set()
 
 
 def post_records(client, records, status=202):

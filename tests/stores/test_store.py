@@ -1,4 +1,4 @@
-"""The store contract, against both stores (the ``store`` fixture), and what only the memory store has."""
+"""The store contract, against every kind of store (the ``store`` fixture), and what only the memory store has."""
 
 import re
 
