@@ -1,22 +1,14 @@
 """The HTTP contract, in-process: every endpoint and every error, against a fresh store."""
 
 import json
-from urllib.parse import quote
 
-import falcon
-import falcon.testing
-import gevent
 import pytest
 import webtest
 
 from growth_gevent.api.app import create_app
-from growth_gevent.api.bulk_parser import SEPARATORS_PER_RECORD, BulkParser
-from growth_gevent.api.routes import MAX_UPDATE_BODY_BYTES
 from growth_gevent.config import Config
-from growth_gevent.core.records import MAX_NAME_URL_BYTES, InvalidRecord
+from tests.helpers.api import RECORD_URL, records
 from tests.helpers.support import load, make_store, memory_store, post_records
-
-RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
 
 
 def test_ping_answers_pong_as_text(client):
@@ -279,17 +271,6 @@ def test_error_bodies_are_json_even_when_the_client_asks_for_xml(client):
     assert json.loads(response.body) == {"msg": "not found"}
 
 
-SERIES = [{"Country": c, "Indicator": i, "Value": v, "Year": y}
-          for c, i, v, y in [("BRZ", "NGDP_R", 1.5, 2002), ("BRZ", "NGDP_R", 2.5, 2001), ("BRZ", "NGDP_R", 3, 2010),
-                             ("BRZ", "PCPI", 4.0, 2002), ("ALB", "NGDP_R", 5.0, 2002), ("ZWE", "LP", 6.0, 1999)]]
-
-
-@pytest.fixture
-def loaded(client, store):
-    load(client, store, SERIES)
-    return client
-
-
 class TestSeries:
     def test_a_series_is_sorted_by_year(self, loaded):
         assert loaded.get("/api/v1/growth/brz/ngdp_r").json == {
@@ -375,138 +356,6 @@ class TestList:
         assert loaded.get(f"/api/v1/growth?{query}", status=400).json == {"msg": message}
 
 
-def follow(client, url):
-    """Every page from ``url`` on, following "next" until it is null."""
-    pages = []
-    while url is not None:
-        pages.append(client.get(url).json)
-        url = pages[-1]["next"]
-    return pages
-
-
-class TestCursorPaging:
-    def test_following_next_visits_every_record_once_in_order(self, loaded):
-        everything = loaded.get("/api/v1/growth").json["items"]
-        pages = follow(loaded, "/api/v1/growth?limit=2")
-        assert [len(page["items"]) for page in pages] == [2, 2, 2]
-        assert [item for page in pages for item in page["items"]] == everything
-        assert {(page["total"], page["limit"], page["offset"]) for page in pages} == {(6, 2, 0)}
-
-    def test_next_keeps_the_filters_and_the_limit(self, loaded):
-        pages = follow(loaded, "/api/v1/growth?country=brz&from=2002&limit=1")
-        assert [(item["Indicator"], item["Year"]) for page in pages for item in page["items"]] == [
-            ("NGDP_R", 2002), ("NGDP_R", 2010), ("PCPI", 2002)]
-        assert pages[0]["next"].startswith("/api/v1/growth?country=brz&from=2002&limit=1&cursor=")
-
-    def test_a_cursor_with_offset_0_is_fine(self, loaded):
-        first = loaded.get("/api/v1/growth?limit=5").json
-        assert loaded.get(first["next"] + "&offset=0").json["items"] == [
-            {"Country": "ZWE", "Indicator": "LP", "Value": 6.0, "Year": 1999}]
-
-    @pytest.mark.parametrize("query", ["", "limit=6", "limit=1000", "country=ZWE", "offset=5", "country=NOPE"])
-    def test_the_last_page_has_no_next(self, client, store, query):
-        load(client, store, SERIES)
-        assert client.get(f"/api/v1/growth?{query}").json["next"] is None
-
-    def test_a_first_page_with_more_after_it_links_the_next(self, client, store):
-        load(client, store, SERIES)
-        body = client.get("/api/v1/growth?limit=5&offset=0").json
-        assert body["next"] == "/api/v1/growth?limit=5&cursor=WyJCUloiLCJQQ1BJIiwyMDAyXQ"
-
-    def test_the_next_page_is_a_link_header_too_for_csv_which_has_no_room_for_it(self, client, store):
-        load(client, store, SERIES)
-        response = client.get("/api/v1/growth?limit=5&format=csv")
-        assert response.headers["Link"] == ("</api/v1/growth?limit=5&format=csv&cursor=WyJCUloiLCJQQ1BJIiwyMDAyXQ>; "
-                                            "rel=next")
-        assert client.get("/api/v1/growth?limit=6&format=csv").headers.get("Link") is None
-
-    def test_an_offset_past_the_bound_is_400_saying_to_follow_next(self, client):
-        assert client.get("/api/v1/growth?offset=10000").json["items"] == []
-        assert client.get("/api/v1/growth?offset=10001", status=400).json == {
-            "msg": 'offset is at most 10000; follow "next" to page further'}
-
-    @pytest.mark.parametrize("cursor", ["x", "!!!!", "WzFd", "e30", "WyJBIiwiQiIsIjIwMDIiXQ", "WyJBIiwiQiIsdHJ1ZV0",
-                                        "WyJBIiwiQiIsMS41XQ", "W251bGwsIkIiLDFd", "%FF",
-                                        "WyJcdWQ4MDAiLCJYIiwxXQ"])  # ["\ud800","X",1]: a lone surrogate
-    def test_a_cursor_that_does_not_decode_is_400(self, client, cursor):
-        assert client.get(f"/api/v1/growth?cursor={cursor}", status=400).json == {
-            "msg": 'cursor is not one this service gave; pass a page\'s "next" as it is'}
-
-    def test_a_cursor_with_a_non_zero_offset_is_400(self, client):
-        assert client.get("/api/v1/growth?cursor=WyJBIiwiQiIsMV0&offset=2", status=400).json == {
-            "msg": "cursor and offset cannot be combined: the cursor says where the page starts"}
-
-
-def memory_client(**settings):
-    """A client on a fresh in-memory store, and the store, for a Config of ``settings``."""
-    store = memory_store(bulk_chunk_records=4, **settings)
-    return webtest.TestApp(create_app(store, Config(**settings))), store
-
-
-def records(count, value=1):
-    return [{"Country": "A", "Indicator": "B", "Value": value, "Year": year} for year in range(count)]
-
-
-class TestBulkBounds:
-    def test_a_full_queue_is_503_with_retry_after_and_nothing_queued(self):
-        client, store = memory_client(bulk_queue_records=10)
-        post_records(client, records(8))  # nothing yields in between: still queued
-        response = post_records(client, records(8, value=2), status=503)
-        assert response.json == {"msg": "bulk queue is full: 8 records waiting to be applied and this load holds up "
-                                        "to 8 (limit 10); retry later"}
-        assert response.headers["Retry-After"] == "1"
-        assert store.bulk_status().jobs_accepted == 1
-        assert store.wait_idle(10)
-        post_records(client, records(8, value=3))
-
-    def test_a_post_to_a_full_queue_is_503_before_it_is_parsed(self):
-        client, store = memory_client(bulk_queue_records=10)
-        post_records(client, records(8))
-        not_json = b"[" + b",".join([b'{"Country":"A","Indicator":"B","Value":01,"Year":1}'] * 3) + b"]"
-        response = client.post("/api/v1/growth", not_json, content_type="application/json", status=503)
-        assert response.json == {"msg": "bulk queue is full: 8 records waiting to be applied and this load holds up "
-                                        "to 3 (limit 10); retry later"}
-        assert store.wait_idle(10)
-        client.post("/api/v1/growth", not_json, content_type="application/json", status=400)  # parsed now
-
-    def test_before_parsing_every_brace_counts_as_a_record_even_inside_a_string(self):
-        client, store = memory_client(bulk_queue_records=10)
-        post_records(client, records(8))
-        braced = [{"Country": "{A}", "Indicator": "B", "Value": 1, "Year": year} for year in range(2)]
-        response = post_records(client, braced, status=503)  # 8 + 2 would fit; 8 + 4 braces do not
-        assert response.json["msg"].startswith("bulk queue is full: 8 records waiting to be applied and this load "
-                                               "holds up to 4 (limit 10)")
-        assert store.wait_idle(10)
-        post_records(client, braced)
-
-    def test_more_records_than_one_post_may_hold_is_413_before_parsing(self):
-        client, store = memory_client(bulk_max_records=3)
-        post_records(client, records(3))
-        response = post_records(client, records(4), status=413)
-        assert response.json == {"msg": "a bulk load holds at most 3 records; this body has 4 JSON objects"}
-        assert store.bulk_status().jobs_accepted == 1
-
-    def test_a_post_larger_than_the_whole_queue_is_413_not_retry_later(self):
-        client, _ = memory_client(bulk_queue_records=5, bulk_max_records=100)
-        response = post_records(client, records(6), status=413)
-        assert response.json == {"msg": "a bulk load holds at most 5 records; this body has 6 JSON objects"}
-
-    @pytest.mark.parametrize("body", [
-        b"[" + b"[]," * 50 + b"[]]", b"[" + b"1," * 50 + b"1]",
-        b'[{"Country":"A","Indicator":"B","Value":1,"Year":1,' + b'"x":1,' * 40 + b'"y":1}]'])
-    def test_a_body_with_more_json_values_than_its_records_could_need_is_413_before_parsing(self, body):
-        client, _ = memory_client(bulk_max_records=3)
-        response = client.post("/api/v1/growth", body, content_type="application/json", status=413)
-        separators = sum(body.count(byte) for byte in (b",", b":", b"{", b"["))
-        assert response.json == {"msg": f"request body has {separators} JSON separators; 3 records need at most "
-                                        f"{3 * SEPARATORS_PER_RECORD}"}
-
-    def test_records_with_a_few_extra_fields_are_within_the_separator_bound(self):
-        client, store = memory_client(bulk_max_records=3)
-        load(client, store, [{**record, "Note": "x, y: z", "Source": "IMF"} for record in records(3)])
-        assert store.size() == 3
-
-
 @pytest.fixture
 def capped_client(store_kind, request):
     """A client on a store of ``store_kind`` that holds at most 3 records, and the store."""
@@ -542,123 +391,6 @@ class TestRecordCap:
         response = post_records(client, records(4), status=413)
         assert response.json == {"msg": "a bulk load holds at most 3 records; this body has 4 JSON objects"}
         assert store.bulk_status().jobs_accepted == 0
-
-
-def room_for_all(records):
-    """A check_room that refuses nothing."""
-
-
-class TestBulkParser:
-    def test_room_is_checked_once_it_is_the_bodys_turn_with_its_object_count(self):
-        parser = BulkParser(max_records=10)
-        asked = []
-        with parser.slot():
-            waiting = gevent.spawn(parser.parse, b'[{"a": {}}, {}]', asked.append)
-            gevent.idle()
-            assert asked == []  # the queue may fill while it waits: asked only once the slot is its own
-        with pytest.raises(InvalidRecord):
-            waiting.get(timeout=5)
-        assert asked == [3]
-
-    def test_a_parse_waits_for_the_one_in_progress_then_runs(self):
-        parser = BulkParser(max_records=10)
-        with parser.slot():
-            waiting = gevent.spawn(parser.parse, b"[]", room_for_all)
-            gevent.idle()  # it is waiting for the slot now
-            assert not waiting.ready()
-        assert waiting.get(timeout=5) == []
-
-    def test_a_parse_that_waits_too_long_is_503_with_retry_after(self):
-        parser = BulkParser(max_records=10, wait_seconds=0.01)
-        with parser.slot():
-            with pytest.raises(falcon.HTTPServiceUnavailable) as refused:
-                parser.parse(b"[]", room_for_all)
-        assert refused.value.description == "too many bulk loads waiting to be parsed; retry later"
-        assert refused.value.headers["Retry-After"] == "1"
-        assert parser.parse(b"[]", room_for_all) == []  # the slot was given back
-
-    def test_the_slot_is_given_back_when_a_parse_fails(self):
-        parser = BulkParser(max_records=10, wait_seconds=0.01)
-        with pytest.raises(falcon.HTTPBadRequest):
-            parser.parse(b"[01]", room_for_all)
-        with pytest.raises(InvalidRecord):
-            parser.parse(b"[1]", room_for_all)
-        assert parser.parse(b"[]", room_for_all) == []
-
-
-class TestStrictJson:
-    @pytest.mark.parametrize("body, message", [
-        (b'[{"Country":"A","Indicator":"B","Value":01,"Year":1}]',
-         "Expecting ',' delimiter: line 1 column 42 (char 41)"),
-        (b'[{"Country":"A","Indicator":"B","Value":1.,"Year":1}]',
-         "Expecting ',' delimiter: line 1 column 42 (char 41)"),
-        (b'[{"Country":"A\tB","Indicator":"B","Value":1,"Year":1}]',
-         "Invalid control character at: line 1 column 15 (char 14)"),
-        (b'[{"Country":"A","Indicator":"B","Value":-,"Year":1}]', "Expecting value: line 1 column 41 (char 40)"),
-        (b"[" * 60000, "nested too deeply"),
-    ])
-    def test_json_that_ujson_would_accept_is_400(self, client, body, message):
-        response = client.post("/api/v1/growth", body, content_type="application/json", status=400)
-        assert response.json == {"msg": f"request body is not valid JSON: {message}"}
-
-    def test_a_body_that_is_not_utf8_is_400(self, client):
-        response = client.post("/api/v1/growth", '["A"]'.encode("utf-16"), content_type="application/json", status=400)
-        assert response.json == {"msg": "request body is not UTF-8: invalid start byte at byte 0"}
-
-    def test_whitespace_around_and_inside_is_fine(self, client, store):
-        load(client, store, json.loads(json.dumps(records(2))))
-        body = b'\n\t[ {"Country" :"A",\r\n "Indicator":"B", "Value": -0.5e-3, "Year": 7} ]\n'
-        client.post("/api/v1/growth", body, content_type="application/json", status=202)
-        assert store.wait_idle(10)
-        assert client.get("/api/v1/growth/A/B/7").json["Value"] == -0.0005
-
-    def test_a_put_body_is_strict_too_and_small(self, client):
-        response = client.put(RECORD_URL, b'{"value": 01}', content_type="application/json", status=400)
-        assert response.json["msg"].startswith("request body is not valid JSON: ")
-        client.put(RECORD_URL, b'{"value": 1}' + b" " * MAX_UPDATE_BODY_BYTES, content_type="application/json",
-                   status=413)
-
-
-class TestNames:
-    @pytest.mark.parametrize("name, message", [
-        (".", "Country must not be '.' or '..'"), ("..", "Country must not be '.' or '..'"),
-        ("A\tB", "Country must not contain control characters"),
-    ])
-    def test_a_name_that_cannot_address_one_record_is_422_in_a_post_and_a_put(self, client, name, message):
-        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
-        assert response.json == {"msg": f"record 0: {message}"}
-        response = client.put_json(f"/api/v1/growth/{quote(name, safe='')}/B/1", {"value": 1}, status=422)
-        assert response.json == {"msg": message}
-        assert client.get("/api/v1/growth/size").json == {"size": 0}
-
-    def test_a_name_too_long_for_a_request_line_is_422(self, client):
-        name = "A" * (MAX_NAME_URL_BYTES + 1)
-        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
-        assert response.json == {"msg": f"record 0: Country must be at most {MAX_NAME_URL_BYTES} bytes long once "
-                                        "upper-cased and percent-encoded in a URL"}
-
-    def test_a_name_whose_upper_case_is_too_long_for_a_request_line_is_422(self, client):
-        name = "ΐ" * 470  # 2,820 bytes percent-encoded, 8,460 upper-cased ('Ϊ́'): the stored name had no URL
-        message = (f"Country must be at most {MAX_NAME_URL_BYTES} bytes long once upper-cased and percent-encoded "
-                   "in a URL")
-        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
-        assert response.json == {"msg": f"record 0: {message}"}
-        assert client.put_json(f"/api/v1/growth/{quote(name, safe='')}/B/1", {"value": 1}, status=422).json == {
-            "msg": message}
-        assert client.get("/api/v1/growth/size").json == {"size": 0}
-
-    @pytest.mark.parametrize("year", ["0001", "-0", "00", "-01", "02002"])
-    def test_a_year_in_another_spelling_than_json_s_names_no_record(self, client, year):
-        client.put_json(f"/api/v1/growth/A/B/{year.lstrip('-0') or '0'}", {"value": 1})
-        assert client.get(f"/api/v1/growth/A/B/{year}", status=404).json == {"msg": "not found"}
-        client.put_json(f"/api/v1/growth/A/B/{year}", {"value": 2}, status=404)
-        client.delete(f"/api/v1/growth/A/B/{year}", status=404)
-        assert client.get("/api/v1/growth/size").json == {"size": 1}
-
-    @pytest.mark.parametrize("year", ["0", "-1", "2002", "-2002"])
-    def test_canonical_years_name_records(self, client, year):
-        client.put_json(f"/api/v1/growth/A/B/{year}", {"value": 1}, status=201)
-        assert client.get(f"/api/v1/growth/A/B/{year}").json["Year"] == int(year)
 
 
 class TestWriteGate:

@@ -6,16 +6,13 @@ from urllib.parse import quote
 import falcon
 import pytest
 import ujson
-import webtest
 
 from growth_gevent.api import csv_format
-from growth_gevent.api.app import create_app
 from growth_gevent.api.bulk_parser import BulkParser
 from growth_gevent.api.csv_format import InvalidCSV, parse_records, rows_at_most, write
-from growth_gevent.config import Config
 from growth_gevent.core.records import InvalidRecord
-from tests.helpers.api import ATTACKS, cells, evaluated
-from tests.helpers.support import load, memory_store
+from tests.helpers.api import ATTACKS, cells, evaluated, memory_client
+from tests.helpers.support import load
 
 HEADER = "Country,Indicator,Value,Year\r\n"
 CSV_TYPE = "text/csv; charset=utf-8"
@@ -328,11 +325,6 @@ class TestFormulas:
         assert store.wait_idle(10)
         assert client.get("/api/v1/growth").json["items"] == before
         assert client.get("/api/v1/growth?format=csv").body == exported
-
-
-def memory_client(**settings):
-    store = memory_store(bulk_chunk_records=4, **settings)
-    return webtest.TestApp(create_app(store, Config(**settings))), store
 
 
 class TestBulkLimits:

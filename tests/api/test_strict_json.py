@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from growth_gevent.api.routes import MAX_UPDATE_BODY_BYTES
 from growth_gevent.api.strict_json import parse_json
 from growth_gevent.core.records import MAX_YEAR
-from tests.helpers.api import JSON_RECORD, LONG_DIGITS, TOO_LONG, UNDERFLOW, YEAR_RANGE
+from tests.helpers.api import JSON_RECORD, LONG_DIGITS, RECORD_URL, TOO_LONG, UNDERFLOW, YEAR_RANGE, records
 from tests.helpers.support import load
 
 
@@ -104,3 +105,36 @@ class TestYears:
         assert client.get(f"/api/v1/growth/A/B/{year}").json == {**JSON_RECORD, "Year": year}
         client.delete(f"/api/v1/growth/A/B/{year}", status=204)
         assert put_raw(client, '{"value": 1}', 201, year=year).json["Year"] == year
+
+
+class TestStrictJson:
+    @pytest.mark.parametrize("body, message", [
+        (b'[{"Country":"A","Indicator":"B","Value":01,"Year":1}]',
+         "Expecting ',' delimiter: line 1 column 42 (char 41)"),
+        (b'[{"Country":"A","Indicator":"B","Value":1.,"Year":1}]',
+         "Expecting ',' delimiter: line 1 column 42 (char 41)"),
+        (b'[{"Country":"A\tB","Indicator":"B","Value":1,"Year":1}]',
+         "Invalid control character at: line 1 column 15 (char 14)"),
+        (b'[{"Country":"A","Indicator":"B","Value":-,"Year":1}]', "Expecting value: line 1 column 41 (char 40)"),
+        (b"[" * 60000, "nested too deeply"),
+    ])
+    def test_json_that_ujson_would_accept_is_400(self, client, body, message):
+        response = client.post("/api/v1/growth", body, content_type="application/json", status=400)
+        assert response.json == {"msg": f"request body is not valid JSON: {message}"}
+
+    def test_a_body_that_is_not_utf8_is_400(self, client):
+        response = client.post("/api/v1/growth", '["A"]'.encode("utf-16"), content_type="application/json", status=400)
+        assert response.json == {"msg": "request body is not UTF-8: invalid start byte at byte 0"}
+
+    def test_whitespace_around_and_inside_is_fine(self, client, store):
+        load(client, store, json.loads(json.dumps(records(2))))
+        body = b'\n\t[ {"Country" :"A",\r\n "Indicator":"B", "Value": -0.5e-3, "Year": 7} ]\n'
+        client.post("/api/v1/growth", body, content_type="application/json", status=202)
+        assert store.wait_idle(10)
+        assert client.get("/api/v1/growth/A/B/7").json["Value"] == -0.0005
+
+    def test_a_put_body_is_strict_too_and_small(self, client):
+        response = client.put(RECORD_URL, b'{"value": 01}', content_type="application/json", status=400)
+        assert response.json["msg"].startswith("request body is not valid JSON: ")
+        client.put(RECORD_URL, b'{"value": 1}' + b" " * MAX_UPDATE_BODY_BYTES, content_type="application/json",
+                   status=413)

@@ -4,7 +4,12 @@ bodies."""
 import csv
 import io
 
+import webtest
+
 from growth_gevent.api import csv_format
+from growth_gevent.api.app import create_app
+from growth_gevent.config import Config
+from tests.helpers.support import memory_store
 
 TOKEN = "s3cret-token-of-32-characters-xx"
 RECORD_URL = "/api/v1/growth/BRZ/NGDP_R/2002"
@@ -42,3 +47,19 @@ TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 def cells(body, separator=","):
     """Every cell of a CSV body as a spreadsheet set to split at ``separator`` reads it."""
     return [cell for row in csv.reader(io.StringIO(body.decode(), newline=""), delimiter=separator) for cell in row]
+
+
+def records(count, value=1):
+    return [{"Country": "A", "Indicator": "B", "Value": value, "Year": year} for year in range(count)]
+
+
+# Six records over four series of three countries, for the reads and paging of tests/api/.
+SERIES = [{"Country": c, "Indicator": i, "Value": v, "Year": y}
+          for c, i, v, y in [("BRZ", "NGDP_R", 1.5, 2002), ("BRZ", "NGDP_R", 2.5, 2001), ("BRZ", "NGDP_R", 3, 2010),
+                             ("BRZ", "PCPI", 4.0, 2002), ("ALB", "NGDP_R", 5.0, 2002), ("ZWE", "LP", 6.0, 1999)]]
+
+
+def memory_client(**settings):
+    """A client on a fresh in-memory store, and the store, for a Config of ``settings``."""
+    store = memory_store(bulk_chunk_records=4, **settings)
+    return webtest.TestApp(create_app(store, Config(**settings))), store

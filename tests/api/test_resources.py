@@ -1,0 +1,51 @@
+"""The record resource's names and years (growth_gevent/api/resources.py), in-process: a name or a year in
+another spelling that cannot address one record by URL is refused or names none."""
+
+from urllib.parse import quote
+
+import pytest
+
+from growth_gevent.core.records import MAX_NAME_URL_BYTES
+from tests.helpers.support import post_records
+
+
+class TestNames:
+    @pytest.mark.parametrize("name, message", [
+        (".", "Country must not be '.' or '..'"), ("..", "Country must not be '.' or '..'"),
+        ("A\tB", "Country must not contain control characters"),
+    ])
+    def test_a_name_that_cannot_address_one_record_is_422_in_a_post_and_a_put(self, client, name, message):
+        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
+        assert response.json == {"msg": f"record 0: {message}"}
+        response = client.put_json(f"/api/v1/growth/{quote(name, safe='')}/B/1", {"value": 1}, status=422)
+        assert response.json == {"msg": message}
+        assert client.get("/api/v1/growth/size").json == {"size": 0}
+
+    def test_a_name_too_long_for_a_request_line_is_422(self, client):
+        name = "A" * (MAX_NAME_URL_BYTES + 1)
+        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
+        assert response.json == {"msg": f"record 0: Country must be at most {MAX_NAME_URL_BYTES} bytes long once "
+                                        "upper-cased and percent-encoded in a URL"}
+
+    def test_a_name_whose_upper_case_is_too_long_for_a_request_line_is_422(self, client):
+        name = "ΐ" * 470  # 2,820 bytes percent-encoded, 8,460 upper-cased ('Ϊ́'): the stored name had no URL
+        message = (f"Country must be at most {MAX_NAME_URL_BYTES} bytes long once upper-cased and percent-encoded "
+                   "in a URL")
+        response = post_records(client, [{"Country": name, "Indicator": "B", "Value": 1, "Year": 1}], status=422)
+        assert response.json == {"msg": f"record 0: {message}"}
+        assert client.put_json(f"/api/v1/growth/{quote(name, safe='')}/B/1", {"value": 1}, status=422).json == {
+            "msg": message}
+        assert client.get("/api/v1/growth/size").json == {"size": 0}
+
+    @pytest.mark.parametrize("year", ["0001", "-0", "00", "-01", "02002"])
+    def test_a_year_in_another_spelling_than_json_s_names_no_record(self, client, year):
+        client.put_json(f"/api/v1/growth/A/B/{year.lstrip('-0') or '0'}", {"value": 1})
+        assert client.get(f"/api/v1/growth/A/B/{year}", status=404).json == {"msg": "not found"}
+        client.put_json(f"/api/v1/growth/A/B/{year}", {"value": 2}, status=404)
+        client.delete(f"/api/v1/growth/A/B/{year}", status=404)
+        assert client.get("/api/v1/growth/size").json == {"size": 1}
+
+    @pytest.mark.parametrize("year", ["0", "-1", "2002", "-2002"])
+    def test_canonical_years_name_records(self, client, year):
+        client.put_json(f"/api/v1/growth/A/B/{year}", {"value": 1}, status=201)
+        assert client.get(f"/api/v1/growth/A/B/{year}").json["Year"] == int(year)
