@@ -14,7 +14,8 @@ from .config import Config
 from .core.logs import ThrottledLog
 from .core.records import InvalidRecord, Record, parse_records
 from .durability.journal_format import SEGMENT_INFIX
-from .durability.snapshot import load_snapshot
+from .durability.journaled import JournalLog
+from .durability.snapshot import SnapshotLock, load_snapshot
 from .stores.base import Store, StoreUnavailable
 
 log = logging.getLogger("growth_gevent")
@@ -51,9 +52,11 @@ def seed_store(store: Store, config: Config, started: float) -> InitialData | No
     return None
 
 
-def recover_journaled(store, journal_log, config, snapshot_lock, started):
+def recover_journaled(store: Store, journal_log: JournalLog, config: Config, snapshot_lock: SnapshotLock | None,
+                      started: float) -> None:
     """A journaled store's start: the snapshot (else GROWTH_PRELOAD), then ``journal_log`` replays the journal
     after it."""
+    assert snapshot_lock is not None, "GROWTH_SNAPSHOT gives the journal and the snapshot's lock together"
     first_segment = 0
     if os.path.exists(snapshot_lock.path):
         records, first_segment = load_snapshot(snapshot_lock.path)
@@ -105,12 +108,12 @@ class PreloadWatch:
         self._pending = pending
         self._errors = ThrottledLog(1, WATCH_ERROR_LOG_SECONDS, log)
 
-    def run(self):
+    def run(self) -> None:
         while True:
             self.check_and_report()
             gevent.sleep(INITIAL_DATA_CHECK_SECONDS)
 
-    def check_and_report(self):
+    def check_and_report(self) -> None:
         """:meth:`check`, its errors logged: an unreachable store is not one (the store's own log says it)."""
         try:
             self.check()
@@ -121,7 +124,7 @@ class PreloadWatch:
             self._errors.log(logging.ERROR, "initial data not loaded: %s", error,
                              exc_info=not isinstance(error, (OSError, InvalidRecord)), key=repr(error))
 
-    def check(self):
+    def check(self) -> None:
         """Look once; StoreUnavailable when the store cannot be reached, what was read kept for the next."""
         if self._pending is None and self._store.needs_initial_data():
             # Requests are being served: the validation yields between slices of records.

@@ -7,9 +7,11 @@ The answer is copied a block at a time, so the command holds one block whatever 
 an error, exit 1, so that a script never takes a partial file for a whole one.
 """
 
+import argparse
 import http.client
 import sys
 import urllib.parse
+from typing import BinaryIO, TextIO
 
 from .load import (
     REQUEST_SECONDS,
@@ -34,7 +36,7 @@ EXPORTED, FAILED = 0, 1
 BROKEN_PIPE = 141
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``export`` command's arguments, on the command line's ``export`` parser."""
     parser.add_argument("--format", choices=FORMATS, default="json",
                         help="json (an array, the default), csv (pandas' read_csv, spreadsheets) or ndjson (one "
@@ -47,7 +49,7 @@ def add_arguments(parser):
     add_url_argument(parser)
 
 
-def run(args, out=None, err=None):
+def run(args: argparse.Namespace, out: BinaryIO | None = None, err: TextIO | None = None) -> int:
     """Write the export to ``out`` (stdout's bytes); the exit code: 0 the whole export written, 1 an error
     (stderr says which; what was written is partial), 141 stdout closed early (``| head``)."""
     out = out or sys.stdout.buffer
@@ -70,7 +72,7 @@ def run(args, out=None, err=None):
     return EXPORTED
 
 
-def _copy(base_url, path, out, mark, header_marks, bar):
+def _copy(base_url: str, path: str, out: BinaryIO, mark: bytes, header_marks: int, bar: ProgressBar | None) -> None:
     """The answer's body to ``out``, a block at a time, the bar shown at each; LoadFailed on an error answer
     (the server's message) or a stream cut off."""
     parts = urllib.parse.urlsplit(base_url)

@@ -27,10 +27,12 @@ import re
 import sys
 import time
 import urllib.parse
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
 
 import gevent.pool
 
-from ..config import DEFAULT_BULK_MAX_RECORDS, DEFAULT_MAX_BODY_BYTES
+from ..config import DEFAULT_BULK_MAX_RECORDS, DEFAULT_MAX_BODY_BYTES, Config
 from ..core.logs import counted
 from .bulk_parts import CONTENT_TYPES, FORMATS, BadFile, BulkFile, format_of
 
@@ -64,26 +66,26 @@ class LoadFailed(Exception):
 class Refused(LoadFailed):
     """The server answered an error ``status`` (its ``message``, and its Retry-After in seconds if any)."""
 
-    def __init__(self, text, status, message, retry_after=None):
+    def __init__(self, text: str, status: int, message: str, retry_after: int | None = None) -> None:
         super().__init__(text)
         self.status, self.message, self.retry_after = status, message, retry_after
 
 
-def add_url_argument(parser):
+def add_url_argument(parser: argparse.ArgumentParser) -> None:
     """``--url``, by default this machine's server on the port the settings give (PORT)."""
     parser.add_argument("--url", type=service_url,
                         help=f"the service's base URL (default: http://127.0.0.1:$PORT, {DEFAULT_URL} when PORT is "
                              "unset)")
 
 
-def with_url(args, config):
+def with_url(args: argparse.Namespace, config: Config) -> argparse.Namespace:
     """``args`` with the service's URL, when not given: this machine's server on the settings' PORT."""
     if args.url is None:
         args.url = service_url(f"http://127.0.0.1:{config.port}")
     return args
 
 
-def with_settings(args, config):
+def with_settings(args: argparse.Namespace, config: Config) -> argparse.Namespace:
     """The ``load`` command's ``args`` with what was not given taken from the settings, as the server reads
     them: its URL on this machine, and the largest body it takes."""
     if args.max_body is None:
@@ -91,7 +93,7 @@ def with_settings(args, config):
     return with_url(args, config)
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``load`` command's arguments, on the command line's ``load`` parser."""
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="a JSON array of Country/Indicator/Value/Year records, NDJSON (one a line, as export "
@@ -116,7 +118,7 @@ def add_arguments(parser):
                         help=f"files uploaded at once (default: {DEFAULT_CONCURRENCY})")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     """Upload ``args.files`` to ``args.url``, ``args.concurrency`` at once; the exit code: 0 every file
     loaded, 1 none, 3 some (stderr names the others), 2 a file unreadable (nothing sent) or a usage error."""
     if args.files.count(STDIN) > 1:
@@ -132,7 +134,7 @@ def run(args):
     token = args.token or os.environ.get(TOKEN_VARIABLE, "").strip()
     several = len(args.files) > 1
 
-    def attempt(path):
+    def attempt(path: str) -> int | LoadFailed:
         try:
             data = _read(path)
             return Upload(args, token, label=path if several else "").load(data, args.format or format_of(path, data))
@@ -162,7 +164,7 @@ def run(args):
     return LOADED if len(loaded) == len(args.files) else SOME_FAILED
 
 
-def _read(path):
+def _read(path: str) -> bytes:
     try:
         if path == STDIN:
             return sys.stdin.buffer.read()
@@ -172,11 +174,11 @@ def _read(path):
         raise LoadFailed(_cannot_read(path, error)) from None
 
 
-def _cannot_read(path, error):
+def _cannot_read(path: str, error: OSError) -> str:
     return f"cannot read {path}: {error.strerror or error}"
 
 
-def count_records(body, file_format):
+def count_records(body: bytes, file_format: str) -> int:
     """The records of a body the server took: read as the server reads it (a CSV's header, its blank lines
     and byte order mark not counted)."""
     if file_format == "json":
@@ -185,14 +187,14 @@ def count_records(body, file_format):
     return sum(1 for row in rows if row) - 1
 
 
-def service_url(text):
+def service_url(text: str) -> str:
     parts = urllib.parse.urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise argparse.ArgumentTypeError(f"not an http:// or https:// URL: {text!r}")
     return text.rstrip("/")
 
 
-def _positive_integer(text):
+def _positive_integer(text: str) -> int:
     try:
         number = int(text)
     except ValueError:
@@ -205,7 +207,7 @@ def _positive_integer(text):
 class Upload:
     """One file's load: its POSTs, then its jobs followed until applied, with a progress bar."""
 
-    def __init__(self, args, token, label=""):
+    def __init__(self, args: argparse.Namespace, token: str, label: str = "") -> None:
         self._url = args.url
         self._gzip = args.gzip
         self._max_bytes, self._max_records = args.max_body, DEFAULT_BULK_MAX_RECORDS
@@ -217,7 +219,7 @@ class Upload:
         self._jobs: collections.deque[tuple[int, int]] = collections.deque()
         self._applied = 0
 
-    def load(self, data, file_format):
+    def load(self, data: bytes, file_format: str) -> int:
         """Send ``data`` and wait until it is applied; the records in it."""
         if file_format != "ndjson" and len(data) <= self._max_bytes:
             try:
@@ -236,7 +238,7 @@ class Upload:
             raise LoadFailed(f"{error} (nothing was sent)") from None
         return self._send_parts(bulk)
 
-    def _send_parts(self, bulk):
+    def _send_parts(self, bulk: BulkFile) -> int:
         start, sent = 0, False
         while not sent:
             sent = True
@@ -253,7 +255,7 @@ class Upload:
                     raise self._stopped(error, bulk, part.first) from None
         return self._wait()
 
-    def _stopped(self, error, bulk, first):
+    def _stopped(self, error: LoadFailed, bulk: BulkFile, first: int) -> LoadFailed:
         """The error of a part, saying what the parts before it loaded."""
         if not first:
             return error
@@ -264,7 +266,7 @@ class Upload:
             loaded = f"the {counted(first, 'record')} before {bulk.place(first)} were accepted ({waiting})"
         return LoadFailed(f"{error}; {loaded}. A bulk load replaces records by key: loading the file again is safe")
 
-    def _fit(self, refused, size, records=None):
+    def _fit(self, refused: Refused, size: int, records: int | None = None) -> None:
         """Make the next bodies fit the limit a 413 names, its bytes or records; else (or when that would
         not make the refused body smaller) half the refused body's size and records."""
         limits = self._max_bytes, self._max_records
@@ -280,7 +282,7 @@ class Upload:
             if records:
                 self._max_records = min(self._max_records, max(1, records // 2))
 
-    def _post(self, body, file_format):
+    def _post(self, body: bytes, file_format: str) -> int:
         """POST one body; the job it made. A 503 (a full queue) is tried again after its
         Retry-After, until the deadline."""
         headers = {"Content-Type": CONTENT_TYPES[file_format]}
@@ -304,7 +306,7 @@ class Upload:
                 time.sleep(wait)
         return int(answer.location.rsplit("/", 1)[1])
 
-    def _wait(self):
+    def _wait(self) -> int:
         """Follow the jobs until each is applied, showing their progress; the records applied."""
         total = self._applied + sum(records for _, records in self._jobs)
         bar = ProgressBar(sys.stderr, total, self._label)
@@ -330,7 +332,7 @@ class Upload:
         return self._applied
 
 
-def _job_status(base_url, job):
+def _job_status(base_url: str, job: int) -> dict[str, Any]:
     """A job's status document; a job the server no longer keeps (a thousand later jobs) is applied when
     the server has applied as many jobs."""
     try:
@@ -348,7 +350,8 @@ class Answer(dict):
     location = ""
 
 
-def request_json(method, base_url, path, body=None, headers=()):
+def request_json(method: str, base_url: str, path: str, body: bytes | None = None,
+                 headers: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> Answer:
     """The JSON answer to one request; LoadFailed, with the server's message, on anything else (Refused for
     an error answer)."""
     url = base_url + path
@@ -380,7 +383,7 @@ def request_json(method, base_url, path, body=None, headers=()):
     return answer_document
 
 
-def refusal(request, response, data):
+def refusal(request: str, response: http.client.HTTPResponse, data: bytes) -> Refused:
     """The Refused of an error answer to ``request`` (``GET URL``), with the server's message."""
     document = _parse_json(data)
     message = document.get("msg") if isinstance(document, dict) else None
@@ -392,14 +395,14 @@ def refusal(request, response, data):
                    int(retry_after) if retry_after and retry_after.isdigit() else None)
 
 
-def _parse_json(data):
+def _parse_json(data: bytes) -> Any:
     try:
         return json.loads(data)
     except ValueError:
         return None
 
 
-def reason(error):
+def reason(error: BaseException) -> str:
     return getattr(error, "strerror", None) or str(error) or type(error).__name__
 
 
@@ -407,15 +410,15 @@ class ProgressBar:
     """``[#####.....] 2100/4245 records`` on ``stream``, after the label if any: redrawn in place on a terminal,
     else a few lines."""
 
-    def __init__(self, stream, total, label=""):
+    def __init__(self, stream: TextIO, total: int, label: str = "") -> None:
         self._stream = stream
         self.total = total
         self._prefix = f"{label}: " if label else ""
         # Several files' bars share the stream: labelled lines then, not one line redrawn in place.
         self._in_place = stream.isatty() and not label
-        self._last_mark = None
+        self._last_mark: int | None = None
 
-    def show(self, done):
+    def show(self, done: int) -> None:
         fraction = done / self.total if self.total else 1.0
         mark = done if self._in_place else int(fraction * PLAIN_STEPS)
         if mark == self._last_mark:
@@ -426,7 +429,7 @@ class ProgressBar:
         self._stream.write(f"\r{line}" if self._in_place else f"{line}\n")
         self._stream.flush()
 
-    def end(self):
+    def end(self) -> None:
         """Leave the terminal's cursor on a fresh line after a bar drawn in place."""
         if self._in_place and self._last_mark is not None:
             self._stream.write("\n")

@@ -5,6 +5,10 @@ Playwright would download. Not imported by ``growth_gevent.testing``'s ``__init_
 browser needs Playwright."""
 
 import pathlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # Playwright is imported where a browser is driven only
+    from playwright.sync_api import Browser, Playwright
 
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 # No sandbox: tests run as root in CI; no GPU, QUIC or background traffic: nothing but the page's requests.
@@ -12,6 +16,6 @@ CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
 
 
-def launch_chromium(playwright):
+def launch_chromium(playwright: "Playwright") -> "Browser":
     """The system's Chromium, headless, from a started ``sync_playwright()``."""
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))

@@ -7,6 +7,8 @@ import signal
 import socket
 import subprocess
 import tempfile
+from collections.abc import Sequence
+from typing import Any
 
 import redis
 
@@ -24,7 +26,7 @@ PORT_TRIES = 1000  # random picks before free_port gives up: only a range all bu
 LOG_LINES = 5  # of redis-server's output, in the error when it exits at start
 
 
-def free_port():
+def free_port() -> int:
     """A loopback port nothing is bound to, at random below the ephemeral range (SystemRandom: processes
     side by side, whose random module may be seeded alike, do not choose alike)."""
     low = int(EPHEMERAL_RANGE.read_text().split()[0]) if EPHEMERAL_RANGE.exists() else EPHEMERAL_LOW
@@ -41,7 +43,7 @@ def free_port():
     raise RuntimeError(f"no free loopback port in {ports} after {PORT_TRIES} tries")
 
 
-def open_redis_store(url, **options):
+def open_redis_store(url: str, **options: Any) -> RedisStore:
     """A RedisStore on ``url`` with the settings' defaults, but for ``options``."""
     defaults = Config()
     return RedisStore(url, **{"pool_size": defaults.redis_pool_size, "timeout": defaults.redis_timeout,
@@ -56,7 +58,7 @@ class RedisServer:
     """``start()``/``stop()`` may be called again: the server comes back on the same port, with what it had
     persisted (without persistence, the default: empty)."""
 
-    def __init__(self, tls=None, settings=()):
+    def __init__(self, tls: tuple[str, str] | None = None, settings: Sequence[str] = ()) -> None:
         """``tls=(certificate_file, key_file)``: serve TLS only (``rediss://``), with that certificate;
         ``settings``: more redis-server arguments (persistence is off unless they turn it on; its files
         go to a directory of the server's own, kept across restarts)."""
@@ -69,7 +71,7 @@ class RedisServer:
         self.process: subprocess.Popen[bytes] | None = None
         self._directory = tempfile.TemporaryDirectory(prefix="redis-")
 
-    def start(self):
+    def start(self) -> "RedisServer":
         listen = ["--port", str(self.port)]
         if self.tls:
             certificate, key = self.tls
@@ -83,7 +85,7 @@ class RedisServer:
                 stdout=output)
         client = self.client()
 
-        def answers():
+        def answers() -> object:
             if process.poll() is not None:
                 said = log.read_text(errors="replace").splitlines()[-LOG_LINES:]
                 raise RuntimeError(f"redis-server exited at start on port {self.port}: {said}")
@@ -96,23 +98,23 @@ class RedisServer:
         client.close()
         return self
 
-    def client(self):
+    def client(self) -> redis.Redis:
         return redis.Redis.from_url(self.url, socket_timeout=2, **({"ssl_cert_reqs": "none"} if self.tls else {}))
 
-    def flush(self):
+    def flush(self) -> None:
         with self.client() as client:
             client.flushall()
 
-    def pause(self):
+    def pause(self) -> None:
         """Stop answering without closing connections: a Redis that hangs."""
         assert self.process is not None, "start() first"
         self.process.send_signal(signal.SIGSTOP)
 
-    def resume(self):
+    def resume(self) -> None:
         assert self.process is not None, "start() first"
         self.process.send_signal(signal.SIGCONT)
 
-    def stop(self):
+    def stop(self) -> None:
         """SIGKILL: a crash, which only what Redis had persisted survives."""
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGCONT)

@@ -5,6 +5,7 @@ import pathlib
 import signal
 import subprocess
 import tempfile
+from collections.abc import Sequence
 
 import redis
 
@@ -23,7 +24,7 @@ class SentinelServer:
     """One ``redis-server FILE --sentinel`` process; ``start()``/``stop()`` may be called again (it keeps
     what it learnt in its file, as Sentinel does)."""
 
-    def __init__(self, directory: pathlib.Path):
+    def __init__(self, directory: pathlib.Path) -> None:
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self._config = directory / f"sentinel-{self.port}.conf"
@@ -37,13 +38,13 @@ class SentinelServer:
             f"sentinel failover-timeout {SERVICE} {FAILOVER_TIMEOUT_MILLISECONDS}\n"
             f"sentinel parallel-syncs {SERVICE} 1\n")
 
-    def start(self):
+    def start(self) -> "SentinelServer":
         with self._log.open("ab") as output:
             process = self.process = subprocess.Popen(["redis-server", str(self._config), "--sentinel"], stdout=output)
         wait_for(lambda: self._answers(process), START_SECONDS)
         return self
 
-    def _answers(self, process: subprocess.Popen[bytes]):
+    def _answers(self, process: subprocess.Popen[bytes]) -> object:
         if process.poll() is not None:
             raise RuntimeError(f"Sentinel exited at start: {self._log.read_text(errors='replace')[-500:]}")
         try:
@@ -52,7 +53,7 @@ class SentinelServer:
         except redis.ConnectionError:
             return False
 
-    def client(self):
+    def client(self) -> redis.Redis:
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
 
     def master(self) -> dict:
@@ -60,7 +61,7 @@ class SentinelServer:
         with self.client() as client:
             return client.sentinel_master(SERVICE)
 
-    def stop(self):
+    def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait()
@@ -71,7 +72,7 @@ class SentinelGroup:
     service ``growth``; ``url`` is the ``redis+sentinel://`` URL of them all. ``settings``: more
     redis-server arguments for the data nodes (persistence is off unless they turn it on)."""
 
-    def __init__(self, replicas=1, sentinels=3, settings=()):
+    def __init__(self, replicas: int = 1, sentinels: int = 3, settings: Sequence[str] = ()) -> None:
         # A replica's first sync at once, not after Redis's default 5 s wait for more replicas to share it.
         settings = ["--repl-diskless-sync-delay", "0", *settings]
         self._directory = tempfile.TemporaryDirectory(prefix="sentinel-")
@@ -82,7 +83,7 @@ class SentinelGroup:
         hosts = ",".join(f"127.0.0.1:{sentinel.port}" for sentinel in self.sentinels)
         self.url = f"redis+sentinel://{hosts}/{SERVICE}/0"
 
-    def start(self):
+    def start(self) -> "SentinelGroup":
         """Every process, once the replicas are in sync and each Sentinel knows the replicas and the
         other Sentinels (without which it could not agree to a failover)."""
         for node in self.nodes:
@@ -93,7 +94,7 @@ class SentinelGroup:
         wait_for(self._ready, FAILOVER_SECONDS, interval=0.1)
         return self
 
-    def _ready(self):
+    def _ready(self) -> bool:
         replicas, others = len(self.nodes) - 1, len(self.sentinels) - 1
         try:
             for replica in self.nodes[1:]:
@@ -115,7 +116,7 @@ class SentinelGroup:
 
     def wait_for_failover(self, old: RedisServer) -> RedisServer:
         """The new primary, once the running Sentinels all name one other than ``old``."""
-        def new_primary():
+        def new_primary() -> RedisServer | None:
             try:
                 primary = self.primary()
             except (AssertionError, redis.RedisError):
@@ -128,7 +129,7 @@ class SentinelGroup:
         """Once ``node`` says it is a replica. Sentinel sends a node it reconfigures CLIENT KILL TYPE normal
         with the REPLICAOF, so that clients ask again where the primary is: a connection reset meanwhile is
         "not yet", not a failure."""
-        def replica():
+        def replica() -> bool:
             try:
                 with node.client() as client:
                     return client.execute_command("ROLE")[0] == b"slave"
@@ -137,7 +138,7 @@ class SentinelGroup:
 
         wait_for(replica, FAILOVER_SECONDS, interval=0.1)
 
-    def stop(self):
+    def stop(self) -> None:
         servers: list[SentinelServer | RedisServer] = [*self.sentinels, *self.nodes]
         for server in servers:
             server.stop()

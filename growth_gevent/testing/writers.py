@@ -5,6 +5,7 @@ import http.client
 import json
 import threading
 import time
+from collections.abc import Callable
 
 # Years each writer cycles through: its keys are written again and again, so a lost write shows as an
 # older value, not only as a missing key.
@@ -28,12 +29,12 @@ class Writers:
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._write, args=(index,), daemon=True) for index in range(count)]
 
-    def start(self):
+    def start(self) -> "Writers":
         for thread in self._threads:
             thread.start()
         return self
 
-    def stop(self):
+    def stop(self) -> None:
         self._stop.set()
         for thread in self._threads:
             thread.join()
@@ -41,10 +42,10 @@ class Writers:
     def first_success_after(self, moment: float) -> float | None:
         return next((success for success in self.successes if success > moment), None)
 
-    def lost(self, read) -> dict[str, tuple[int, object]]:
+    def lost(self, read: Callable[[str], object]) -> dict[str, tuple[int, object]]:
         """The acknowledged writes missing now: path -> (last value acknowledged, ``read(path)``), for each
         path whose value is neither that one nor a later one sent without acknowledgement."""
-        missing = {}
+        missing: dict[str, tuple[int, object]] = {}
         for path, value in self.acknowledged.items():
             now = read(path)
             later = {sent for sent in self.unacknowledged.get(path, ()) if sent > value}
@@ -52,7 +53,7 @@ class Writers:
                 missing[path] = (value, now)
         return missing
 
-    def _write(self, index):
+    def _write(self, index: int) -> None:
         connection = None
         n = 0
         while not self._stop.is_set():
