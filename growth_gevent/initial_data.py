@@ -6,6 +6,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 import gevent
 import ujson
@@ -14,7 +15,7 @@ from .config import Config
 from .core.logs import ThrottledLog
 from .core.records import InvalidRecord, Record, parse_records
 from .durability.journal_format import SEGMENT_INFIX
-from .durability.journaled import JournalLog
+from .durability.replay import Recovered
 from .durability.snapshot import SnapshotLock, load_snapshot
 from .stores.base import Store, StoreUnavailable
 
@@ -26,6 +27,12 @@ INITIAL_DATA_CHECK_SECONDS = 2.0
 WATCH_ERROR_LOG_SECONDS = 60.0
 # Where initial data was read (a line of the log), and its records.
 InitialData = tuple[str, list[Record]]
+
+
+class Recovering(Protocol):
+    """The journal's write log as start-up sees it: it replays what the journal holds after the snapshot."""
+
+    def recover(self, first_segment: int) -> Recovered: ...
 
 
 def seed_store(store: Store, config: Config, started: float) -> InitialData | None:
@@ -52,7 +59,7 @@ def seed_store(store: Store, config: Config, started: float) -> InitialData | No
     return None
 
 
-def recover_journaled(store: Store, journal_log: JournalLog, config: Config, snapshot_lock: SnapshotLock | None,
+def recover_journaled(store: Store, journal_log: Recovering, config: Config, snapshot_lock: SnapshotLock | None,
                       started: float) -> None:
     """A journaled store's start: the snapshot (else GROWTH_PRELOAD), then ``journal_log`` replays the journal
     after it."""
