@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import gevent
+from gevent.event import Event
 
 from .api.app import create_app
 from .api.auth import warn_if_open
@@ -111,19 +112,19 @@ class Service:
             return self._serve(self.store, None, self.deferred)
         self.store.close()  # each worker opens its own connections
 
-        def serve_worker(index, stop):
+        def serve_worker(index: int, stop: Event) -> int:
             configure_logging({"worker": index})
             return self._serve(open_store(self.config), stop, self.deferred)
 
         return run_workers(self.config.workers, serve_worker, self.listener, self.config.shutdown_timeout)
 
-    def _serve(self, store: Store, stop, deferred: InitialData | None) -> int:
+    def _serve(self, store: Store, stop: Event | None, deferred: InitialData | None) -> int:
         config = self.config
         if config.store_url is not None and config.preload_path:
             gevent.spawn(PreloadWatch(store, config.preload_path, deferred).run)
         snapshotter = None
-        if self.journal_log is not None:  # with its snapshot lock: GROWTH_SNAPSHOT gives both
-            snapshotter = Snapshotter(store, self.journal_log, self.snapshot_lock, config.snapshot_interval,
+        if self.journal_log is not None and self.snapshot_lock is not None:  # GROWTH_SNAPSHOT gives both
+            snapshotter = Snapshotter(self.journal_log, self.snapshot_lock, config.snapshot_interval,
                                       config.stop_writes_on_snapshot_error)
         server = make_server(create_app(store, config), config, self.listener)
         return serve(server, store, config, snapshotter, stop)

@@ -8,6 +8,7 @@ from growth_gevent import service
 from growth_gevent.config import Config
 from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.stores.memory import MemoryStore
+from growth_gevent.stores.memory.write_log import NoLog
 from tests.helpers.source import parsed, walked
 from tests.helpers.support import ROOT
 
@@ -65,7 +66,7 @@ def test_the_default_is_the_memory_store_and_a_snapshot_journals_it(tmp_path):
     journaled = service.open_store(Config(snapshot_path=path), JournalLog(path, "always"))
     try:
         assert type(plain) is type(journaled) is MemoryStore and plain.name == "memory"
-        assert plain.write_log is None and type(journaled.write_log) is JournalLog
+        assert type(plain.write_log) is NoLog and type(journaled.write_log) is JournalLog
     finally:
         plain.close()
         journaled.close()

@@ -167,7 +167,7 @@ class PostStatus:
         }
         snapshots = self._store.health().snapshots
         if snapshots is not None:
-            document.update(snapshots)
+            document.update({"last snapshot": snapshots.last_success, "snapshot error": snapshots.error})
         send_json(resp, document)
 
     on_head = on_get

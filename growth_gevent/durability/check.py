@@ -13,9 +13,12 @@ where the snapshot ends), nothing to check at the path (no snapshot and no segme
 folder), or the snapshot's lock held by a server when repairing.
 """
 
+import argparse
 import os
+from collections.abc import Callable
 
 from ..core.logs import counted
+from ..core.records import Key, Number, Record
 from .journal import ALWAYS
 from .journal_format import SEGMENT_INFIX, segment_numbers, segment_path
 from .replay import JournalDamaged, replay
@@ -24,7 +27,7 @@ from .snapshot import SnapshotError, SnapshotLock, load_snapshot
 OK, TORN, DAMAGED = 0, 1, 2
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``check`` command's arguments, on the command line's ``check`` parser."""
     parser.add_argument("snapshot", nargs="?", metavar="SNAPSHOT",
                         help="the snapshot file, its journal segments SNAPSHOT.journal.N beside it "
@@ -36,14 +39,14 @@ def add_arguments(parser):
 class _Discard:
     """A store for replay that keeps nothing: the check wants replay's verdict, not its state."""
 
-    def restore(self, key, value):
+    def restore(self, key: Key, value: Number | None) -> None:
         pass
 
-    def apply_records(self, records):
+    def apply_records(self, records: list[Record]) -> None:
         pass
 
 
-def check(path, repair=False, policy=ALWAYS, say=print):
+def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[str], object] = print) -> int:
     """Verify the snapshot at ``path`` and its journal, ``say`` each finding; return the exit code."""
     nothing = _nothing_at(path)
     if nothing is not None:
@@ -93,7 +96,7 @@ def check(path, repair=False, policy=ALWAYS, say=print):
     return status
 
 
-def _nothing_at(path):
+def _nothing_at(path: str) -> str | None:
     """Why there is nothing to check at ``path`` (a missing folder, a folder, no snapshot and no segment:
     a typo, most likely), or None."""
     folder = os.path.dirname(os.path.abspath(path))

@@ -14,6 +14,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 import gevent
 from gevent.event import Event
@@ -29,16 +30,16 @@ EVERYSEC_SECONDS = 1.0
 # The same failure, of the journal or of the snapshots after it, is said at most this often.
 FAILURE_LOG_SECONDS = 60.0
 FSYNC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-# What the store undoes if a record's batch fails (a write's old value, a job, a chunk), or None; the
-# journal only hands them back.
-Undo = object
+# What the log undoes if a record's batch fails (a write's old value, a job, a chunk), or None: the journal
+# only hands them back.
+Undo = TypeVar("Undo")
 
 
 class JournalFailed(Exception):
     """A record could not be written (disk full, I/O error): the writes waiting for it were undone."""
 
 
-class Batch:
+class Batch(Generic[Undo]):
     """Records written together: waiters block in :meth:`wait` until the batch is written (and
     fsynced, by the policy), or failed."""
 
@@ -64,7 +65,7 @@ class Batch:
         self._done.set()
 
 
-class Journal:
+class Journal(Generic[Undo]):
     """Appends records to the current segment, in batches, by the fsync ``policy``.
 
     ``on_written()`` is called, without yielding, after each batch written. ``on_failure(error, undo)``
@@ -90,10 +91,10 @@ class Journal:
         self._batch_start_crc = 0
         self._excess = False  # bytes of a failed batch past _written, which could not be cut yet
         self._pending: list[bytes] = []
-        self._batch = Batch()
+        self._batch: Batch[Undo] = Batch()
         # (records, batch) ended by a rotation, to be written first.
-        self._closed: collections.deque[tuple[list[bytes], Batch]] = collections.deque()
-        self._writing: Batch | None = None  # the batch being written
+        self._closed: collections.deque[tuple[list[bytes], Batch[Undo]]] = collections.deque()
+        self._writing: Batch[Undo] | None = None  # the batch being written
         self._file_number = 0  # of the segment the flusher writes (segments are numbered from 1)
         self._wakeup = Event()
         self._unsynced = False
@@ -118,7 +119,7 @@ class Journal:
         self.segment_records = 1
         self._flusher = gevent.spawn(self._flush_forever)
 
-    def append(self, record: bytes, undo: Undo = None) -> Batch | None:
+    def append(self, record: bytes, undo: Undo) -> Batch[Undo] | None:
         """Add ``record`` to the pending batch without yielding; return that batch, or None when the
         record is dropped (after a failure, until a segment starts again)."""
         if self.failure is not None:
@@ -131,7 +132,7 @@ class Journal:
         self._wakeup.set()
         return batch
 
-    def rotate(self, header_of: Callable[[int], bytes]) -> tuple[int, Batch]:
+    def rotate(self, header_of: Callable[[int], bytes], undo: Undo) -> tuple[int, Batch[Undo]]:
         """After what is pending, start the next segment with ``header_of(number)``, without yielding;
         return its number and the batch that starts it (fsynced whatever the policy, the previous
         segment too)."""
@@ -142,7 +143,7 @@ class Journal:
             self._closed.append((self._pending, self._batch))
             self._pending, self._batch = [], Batch()
         self._pending.append(header_of(self.number))
-        self._batch.undo.append(None)
+        self._batch.undo.append(undo)
         self._batch.segment = self.number
         self.segment_records = 1
         self._wakeup.set()
@@ -301,7 +302,7 @@ class Journal:
         self.fsync_histogram[index] += 1
         self.fsync_histogram[-1] += seconds
 
-    def _failed(self, error: Exception, batch: Batch) -> None:
+    def _failed(self, error: Exception, batch: Batch[Undo]) -> None:
         """Fail ``batch`` and everything appended since; the store undoes them, newest first."""
         later = [*(closed for _, closed in self._closed), self._batch]
         self._closed.clear()

@@ -1,15 +1,39 @@
-"""The journal as the in-memory store's write log: a write is acknowledged once its record is in the log."""
+"""The journal as the in-memory store's durability partner: a write is acknowledged once its record is in the
+log; the partner also holds the write refusal, the snapshots' status and the change count, and is what the
+snapshotter talks to (:class:`growth_gevent.durability.snapshot.Snapshotted`)."""
 
 import collections
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record
-from ..stores.base import WritesRefused
+from ..stores.base import Health, JournalFigures, SnapshotStatus, WritesRefused
 from ..stores.memory.reads import Indicators
 from ..stores.memory.write_log import Answer, Covers, LoggedStore, WriteLog
 from .journal import ALWAYS, Batch, Journal, JournalFailed
 from .journal_format import applied_record, bulk_record, delete_record, put_record, segment_record
 from .replay import QueuedJob, Recovered, replay
+
+
+@dataclass(frozen=True, slots=True)
+class UndoWrite:
+    """A write's undo: ``key`` back to ``previous`` (None: removed)."""
+
+    key: Key
+    previous: Number | None
+
+
+@dataclass(frozen=True, slots=True)
+class UndoChunk:
+    """A bulk chunk applied, which stays applied: the writes it set are not undone over it."""
+
+    records: list[Record]
+
+
+# What the log undoes if a record's batch fails: a write, a job accepted (its QueuedJob), a chunk; None for a
+# segment's header.
+Undo = UndoWrite | QueuedJob | UndoChunk | None
 
 
 class JournalLog(WriteLog):
@@ -32,22 +56,28 @@ class JournalLog(WriteLog):
     through``), which waits for nothing: the file's order puts it after every write before it.
 
     When a batch cannot be written its writes are undone, newest first, and writes are refused until a
-    snapshot succeeds (the snapshot starts a new segment, and holds the state as it is then).
+    snapshot succeeds (the snapshot starts a new segment, and holds the state as it is then). A failed
+    snapshot refuses writes too, with ``refuse_writes``, as Redis's ``stop-writes-on-bgsave-error``: an
+    acknowledged write must not be one that cannot be saved.
     """
 
     def __init__(self, snapshot_path: str, fsync: str) -> None:
-        self.journal = Journal(snapshot_path, fsync, self._queue_written_jobs, self._undo)
+        self.journal: Journal[Undo] = Journal(snapshot_path, fsync, self._queue_written_jobs, self._undo)
+        self.refusal: str | None = None
+        self.reads_wait = fsync == ALWAYS
+        self.changes = 0  # changes made to the store, so that a snapshot can tell whether there is anything new
+        self._snapshots: SnapshotStatus | None = None  # once they are taken
         self._store: LoggedStore | None = None
         # Each job given to the applier, in its order.
         self._queued: collections.deque[QueuedJob] = collections.deque()
         # The jobs logged, waiting for their batch.
-        self._accepted: collections.deque[tuple[QueuedJob, Batch]] = collections.deque()
+        self._accepted: collections.deque[tuple[QueuedJob, Batch[Undo]]] = collections.deque()
         self._reserved = 0  # records of the jobs accepted, in the queue's room
         self._snapshot_segment: int | None = None  # that the snapshot being written begins with
         self._covered: int | None = None  # the segment that the last snapshot written begins with
         self._failure_listeners: list[Callable[[], None]] = []
         # key -> (batch, changed the size) of its latest write not yet seen durable; only under "always"
-        self._in_flight: dict[Key, tuple[Batch, bool]] | None = {} if fsync == ALWAYS else None
+        self._in_flight: dict[Key, tuple[Batch[Undo], bool]] | None = {} if fsync == ALWAYS else None
 
     def attach(self, store: LoggedStore) -> None:
         self._store = store
@@ -78,8 +108,9 @@ class JournalLog(WriteLog):
         return recovered
 
     def wrote(self, key: Key, value: Number | None, previous: Number | None, sized: bool) -> None:
+        self.changes += 1
         record = delete_record(key) if value is None else put_record(key, value)
-        self._wait_written(key, sized, self.journal.append(record, (key, previous)))
+        self._wait_written(key, sized, self.journal.append(record, UndoWrite(key, previous)))
 
     def read(self, read: Callable[[], Answer], covers: Covers) -> Answer:
         """``read()``'s answer once every write in flight that ``covers(key, sized)`` is durable, those made
@@ -122,56 +153,84 @@ class JournalLog(WriteLog):
         return self._reserved
 
     def chunk_applied(self, chunk: list[Record]) -> None:
+        self.changes += 1
         job = self._queued[0]
         job.applied += len(chunk)
         if job.job is not None:
-            self.journal.append(applied_record(job.job, job.applied), chunk)
+            self.journal.append(applied_record(job.job, job.applied), UndoChunk(chunk))
         if job.applied == job.offset + len(job.records):
             self._queued.popleft()
 
-    def start_snapshot(self) -> tuple[dict[str, Indicators], int, Batch]:
+    # What the snapshotter asks and tells (snapshot.Snapshotted).
+
+    @property
+    def failure_log(self) -> ThrottledLog:
+        return self.journal.failure_log
+
+    def start_snapshot(self) -> tuple[dict[str, Indicators], int, Batch[Undo]]:
         """A copy of the store, and a new segment begun in the same step: ``(copy, segment, batch)``;
         the copy holds what the segments before that one did, once ``batch`` is written."""
         countries = self.store.copy()
-        self._snapshot_segment, batch = self.journal.rotate(self._header)
+        self._snapshot_segment, batch = self.journal.rotate(self._header, None)
         return countries, self._snapshot_segment, batch
 
     def needs_snapshot(self) -> bool:
         """Segments of the log are left from before this process: a snapshot would make them needless."""
         return self._covered is None
 
-    def snapshot_written(self) -> None:
-        """The snapshot begun by :meth:`start_snapshot` is durable: the segments before its own are not needed."""
+    def remove_before(self, segment: int) -> None:
+        """Remove the segments before ``segment``, which a snapshot written holds. Blocking: run in a thread."""
+        self.journal.remove_before(segment)
+
+    def snapshots_started(self, last_success: float | None) -> None:
+        """Snapshots are taken from now on (the last one written at ``last_success``, if any): :meth:`health`
+        reports on them."""
+        self._snapshots = SnapshotStatus(last_success)
+
+    def snapshot_written(self, at: float) -> None:
+        """The snapshot begun by :meth:`start_snapshot` is durable, written at ``at`` (unix time): the segments
+        before its own are not needed, and writes are accepted again."""
         if self._snapshot_segment is not None:
             self._covered, self._snapshot_segment = self._snapshot_segment, None
+        self._snapshots = SnapshotStatus(at)
+        self.refusal = None
 
-    def figures(self) -> Journal:
-        return self.journal
+    def snapshot_failed(self, reason: str, refuse_writes: bool) -> None:
+        """A snapshot failed for ``reason``; with ``refuse_writes``, writes are refused until one succeeds."""
+        self._snapshots = SnapshotStatus(None if self._snapshots is None else self._snapshots.last_success, reason)
+        if refuse_writes:
+            self.refusal = f"writes are refused until a snapshot succeeds: the last snapshot failed: {reason}"
+
+    def health(self) -> Health:
+        journal = self.journal
+        figures = JournalFigures(journal.records, tuple(journal.fsync_histogram), journal.last_error, journal.size())
+        return Health(self.refusal, self._snapshots, journal=figures)
 
     def close(self) -> None:
         # A graceful stop leaves an empty log: the last snapshot holds everything, nothing is queued.
         self.journal.close(remove=self._covered == self.journal.number and self.journal.segment_records == 1
                            and not self._queued and not self._accepted)
 
-    def _header(self, number):
+    def _header(self, number: int) -> bytes:
         # Initial data, never logged, has no number; a job accepted was logged, so it has one.
         jobs = [(job_number, job.applied, job.remainder())
                 for job in self._queued if (job_number := job.job) is not None]
         jobs += [(job_number, 0, job.records) for job, _ in self._accepted if (job_number := job.job) is not None]
         return segment_record(number, self.store.next_job, jobs)
 
-    def _queue(self, job):
+    def _queue(self, job: QueuedJob) -> None:
+        assert job.job is not None  # a job replayed or accepted was logged, so it has its number
         self.store.queue_job(job.remainder(), job.job, job.applied)
         self._queued.append(job)
 
-    def _queue_written_jobs(self):
+    def _queue_written_jobs(self) -> None:
         """Give the applier the accepted jobs whose records are written, in the order accepted."""
         while self._accepted and self._accepted[0][1].written():
             job, _ = self._accepted.popleft()
             self._reserved -= len(job.records)
             self._queue(job)
 
-    def _wait(self, batch):
+    def _wait(self, batch: Batch[Undo] | None) -> None:
         try:
             if batch is None:
                 raise JournalFailed(self.journal.failure)
@@ -179,7 +238,7 @@ class JournalLog(WriteLog):
         except JournalFailed as error:
             raise WritesRefused(f"the write was not acknowledged: the journal could not be written: {error}") from None
 
-    def _wait_written(self, key, sized, batch):
+    def _wait_written(self, key: Key, sized: bool, batch: Batch[Undo] | None) -> None:
         """Wait for the batch of a write of ``key`` (``sized``: it created or removed the key), which
         reads covering ``key`` wait for meanwhile."""
         if self._in_flight is None or batch is None:
@@ -191,7 +250,7 @@ class JournalLog(WriteLog):
             if self._in_flight.get(key, (None,))[0] is batch:
                 del self._in_flight[key]
 
-    def _undo(self, error, entries):
+    def _undo(self, error: str, entries: list[Undo]) -> None:
         """Undo the writes of a failed batch and of those after it, newest first, and refuse writes.
 
         A chunk applied among them stays applied (its job's record was written before it was queued)
@@ -201,17 +260,18 @@ class JournalLog(WriteLog):
         store = self.store
         set_by_chunks: set[Key] = set()
         for entry in reversed(entries):
-            if type(entry) is tuple:
-                key, previous = entry
-                if key not in set_by_chunks:
-                    store.restore(key, previous)
-            elif type(entry) is QueuedJob:
-                self._accepted.pop()
-                self._reserved -= len(entry.records)
-                assert entry.job is not None  # an accepted job was logged, so it has its number
-                store.release_new_keys(entry.job)
-            elif entry is not None:
-                set_by_chunks.update(key for key, _ in entry)
-        store.writes_undone(f"writes are refused until a snapshot succeeds: the journal could not be written: {error}")
+            match entry:
+                case UndoWrite(key, previous):
+                    if key not in set_by_chunks:
+                        store.restore(key, previous)
+                case QueuedJob():
+                    self._accepted.pop()
+                    self._reserved -= len(entry.records)
+                    assert entry.job is not None  # an accepted job was logged, so it has its number
+                    store.release_new_keys(entry.job)
+                case UndoChunk(records):
+                    set_by_chunks.update(key for key, _ in records)
+        self.refusal = f"writes are refused until a snapshot succeeds: the journal could not be written: {error}"
+        self.changes += 1
         for listener in self._failure_listeners:
             listener()

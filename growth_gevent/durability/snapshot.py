@@ -26,15 +26,17 @@ import re
 import sys
 import time
 import zlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import gevent
 import ujson
 from gevent.event import Event
 from gevent.lock import Semaphore
 
+from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record, check_name, is_finite_number
-from .journal import JournalFailed, fsync_directory_of
+from .journal import Batch, JournalFailed, fsync_directory_of
 
 FORMAT = "growth-gevent-snapshot"
 VERSION = 2
@@ -77,7 +79,7 @@ class SnapshotLock:
     just unlinked while a third locks a new one of the same name.
     """
 
-    def __init__(self, path):
+    def __init__(self, path: str) -> None:
         self.path = path
         self.lock_path = path + LOCK_SUFFIX
         # Not truncated on opening: the owner's pid is in it, for the message of a second process.
@@ -97,7 +99,7 @@ class SnapshotLock:
         self._file.flush()
         self._remove_stale_temporary()
 
-    def _remove_stale_temporary(self):
+    def _remove_stale_temporary(self) -> None:
         # Only the owner may: the temporary of a live owner is its snapshot being written.
         try:
             os.unlink(temporary_path(self.path))
@@ -232,7 +234,7 @@ def _stored_name(names: dict[str, str], value: object) -> str | None:
     return name
 
 
-def _write_copy(path, countries, journal):
+def _write_copy(path: str, countries: dict[str, dict[str, dict[int, Number]]], journal: int) -> int | Exception:
     """Flatten a store copy and write it; return how many records were written, or what the write
     raised: gevent's thread pool would print it on stderr as an unhandled error. Runs in a thread."""
     try:
@@ -246,10 +248,42 @@ def _write_copy(path, countries, journal):
         return error
 
 
-def _remove_segments(journal, before):
+class Snapshotted(Protocol):
+    """What the snapshotter asks and tells of the store's durability partner (the
+    :class:`~growth_gevent.durability.journaled.JournalLog`), and of nothing else."""
+
+    changes: int  # changes made to the store: a snapshot is written only when it grew since the last one
+
+    @property
+    def failure_log(self) -> ThrottledLog:
+        """The journal's, so that its failure and the snapshots' that follow it are said once."""
+
+    def on_failure(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after each failure to write the journal."""
+
+    def needs_snapshot(self) -> bool:
+        """Whether segments are left from before this process, which a snapshot would make needless."""
+
+    def start_snapshot(self) -> tuple[dict[str, dict[str, dict[int, Number]]], int, Batch[Any]]:
+        """A copy of the store, and a new segment begun in the same step: ``(copy, segment, batch)``."""
+
+    def remove_before(self, segment: int) -> None:
+        """Remove the segments before ``segment``. Blocking: run in a thread."""
+
+    def snapshots_started(self, last_success: float | None) -> None:
+        """Snapshots are taken from now on; the last one was written at ``last_success``, if any."""
+
+    def snapshot_written(self, at: float) -> None:
+        """The snapshot begun last is durable, written at ``at`` (unix time)."""
+
+    def snapshot_failed(self, reason: str, refuse_writes: bool) -> None:
+        """A snapshot failed for ``reason``; ``refuse_writes``: refuse writes until one succeeds."""
+
+
+def _remove_segments(partner: Snapshotted, before: int) -> OSError | None:
     """Remove the journal's segments before ``before``; None, or what the removal raised. Runs in a thread."""
     try:
-        journal.remove_before(before)
+        partner.remove_before(before)
         return None
     except OSError as error:
         return error
@@ -261,9 +295,10 @@ class Snapshotter:
     The store is copied in one step (its dicts only; docs/performance.md#the-snapshots-copy), then flattened,
     serialised and written in gevent's thread pool, so requests go on being answered meanwhile.
 
-    As Redis does with ``stop-writes-on-bgsave-error``, a failed snapshot is reported to the store,
-    which then refuses writes when ``stop_writes_on_error`` (a write it acknowledged could not be
-    kept), and is tried again every interval; the store accepts writes again once one succeeds.
+    It talks to the store's durability partner only (:class:`Snapshotted`), which copies the store. As
+    Redis does with ``stop-writes-on-bgsave-error``, a failed snapshot is reported to the partner, which
+    then refuses writes when ``stop_writes_on_error`` (a write it acknowledged could not be kept), and is
+    tried again every interval; writes are accepted again once one succeeds.
 
     The store is journaled (:class:`JournalLog`): the copy is taken in the same step as a new log segment
     begins, and the segments before it are removed once the snapshot is durable: a crash at any point
@@ -273,48 +308,46 @@ class Snapshotter:
     FAILURE_LOG_SECONDS, the journal's failure and the snapshot's alike.
     """
 
-    def __init__(self, store, journal_log, lock, interval, stop_writes_on_error):
-        """``store``: the memory store that ``journal_log`` logs. It must hold what the snapshot at ``lock.path``
-        holds, if there is one (it was loaded from it): it is written again only once the store changes."""
-        self._store = store
-        self._log = journal_log
+    def __init__(self, partner: Snapshotted, lock: SnapshotLock, interval: float,
+                 stop_writes_on_error: bool) -> None:
+        """``partner``: the durability partner of the store to write. The store must hold what the snapshot at
+        ``lock.path`` holds, if there is one (it was loaded from it): it is written again only once it changes."""
+        self._partner = partner
         self._lock = lock  # kept for as long as this process may write the snapshot
         self._path = lock.path
         self._interval = interval
         self._stop_writes_on_error = stop_writes_on_error
-        self._saved_changes = store.changes
+        self._saved_changes: int | None = partner.changes
         self._saving = Semaphore()
         self._stopping = Event()
         self._wakeup = Event()  # set by stop() and by a journal failure
-        self._greenlet = None
+        self._greenlet: gevent.Greenlet | None = None
         self._failures = 0  # failed attempts since the last snapshot written
-        self._free_after_failure = None  # bytes free on the snapshot's file system after the last one
+        self._free_after_failure: int | None = None  # bytes free on the snapshot's file system after the last one
         # The journal's: a new error is logged at once, the same one again at most every FAILURE_LOG_SECONDS
         # (with a 1 s interval a full disk would otherwise write a line a second), and the journal's failure
         # and the snapshots' that follow it, the same error, are said once.
-        self._failure_log = journal_log.journal.failure_log
-        journal_log.on_failure(self._retry_soon)
-        if journal_log.needs_snapshot():  # what was replayed is not in the snapshot yet
+        self._failure_log = partner.failure_log
+        partner.on_failure(self._retry_soon)
+        if partner.needs_snapshot():  # what was replayed is not in the snapshot yet
             self._saved_changes = None
-        store.snapshots_started()
-        if os.path.exists(self._path):
-            store.snapshot_succeeded(os.path.getmtime(self._path))
+        partner.snapshots_started(os.path.getmtime(self._path) if os.path.exists(self._path) else None)
 
-    def start(self):
+    def start(self) -> None:
         self._greenlet = gevent.spawn(self._run)
 
-    def save_if_changed(self, last=False):
+    def save_if_changed(self, last: bool = False) -> bool:
         """Write a snapshot when the store changed since the last one; return True if one was written.
 
         Raises what the write raised, after reporting it to the store and the log; ``last``: the one
         written at stop, after which nothing will be tried again."""
         with self._saving:
-            changes = self._store.changes
+            changes = self._partner.changes
             if changes == self._saved_changes:
                 return False
             started = time.perf_counter()
             pool = gevent.get_hub().threadpool
-            countries, segment, batch = self._log.start_snapshot()
+            countries, segment, batch = self._partner.start_snapshot()
             try:
                 batch.wait()  # what the copy holds is logged, or was undone and the copy is void
             except JournalFailed as error:
@@ -324,13 +357,12 @@ class Snapshotter:
             if isinstance(count, Exception):
                 self._failed(count, last)
                 raise count
-            removed = pool.apply(_remove_segments, (self._log.journal, segment))
+            removed = pool.apply(_remove_segments, (self._partner, segment))
             if removed is not None:
                 log.warning("journal segments before %d not removed (tried again at the next snapshot): %s",
                             segment, removed)
             self._saved_changes = changes
-            self._log.snapshot_written()
-            self._store.snapshot_succeeded(time.time())
+            self._partner.snapshot_written(time.time())
             milliseconds = (time.perf_counter() - started) * 1000
             if self._failures:
                 log.warning("snapshot written after %d failed attempts: %d records to %s in %.0f ms%s",
@@ -342,7 +374,7 @@ class Snapshotter:
             self._failure_log.reset()
             return True
 
-    def stop(self):
+    def stop(self) -> None:
         """Let a snapshot in progress finish, then write the last one. Raises what that write raised."""
         self._stopping.set()
         self._wakeup.set()
@@ -350,13 +382,13 @@ class Snapshotter:
             self._greenlet.join()
         self.save_if_changed(last=True)
 
-    def _retry_soon(self):
+    def _retry_soon(self) -> None:
         # A journal failure while no snapshot is failing: try one now. One that a snapshot's own new
         # segment caused is that snapshot's failure, retried as it backs off.
         if not self._failures and not self._saving.locked():
             self._wakeup.set()
 
-    def _run(self):
+    def _run(self) -> None:
         while True:
             self._wait_for_next_attempt()
             self._wakeup.clear()
@@ -367,10 +399,10 @@ class Snapshotter:
             except Exception:  # reported and logged; tried again as it backs off
                 self._free_after_failure = self._free_space()
 
-    def _retry_seconds(self):
-        return min(RETRY_FIRST_SECONDS * 2 ** (self._failures - 1), RETRY_MOST_SECONDS)
+    def _retry_seconds(self) -> float:
+        return min(RETRY_FIRST_SECONDS * 2.0 ** (self._failures - 1), RETRY_MOST_SECONDS)
 
-    def _wait_for_next_attempt(self):
+    def _wait_for_next_attempt(self) -> None:
         """Until the interval is over (the backoff, after a failure), a wake-up, or room on the disk again."""
         if not self._failures:
             self._wakeup.wait(self._interval)
@@ -380,14 +412,14 @@ class Snapshotter:
             if time.monotonic() >= deadline or self._room_came_back():
                 return
 
-    def _free_space(self):
+    def _free_space(self) -> int | None:
         try:
             stat = os.statvfs(os.path.dirname(os.path.abspath(self._path)))
         except OSError:
             return None
         return stat.f_bavail * stat.f_frsize
 
-    def _room_came_back(self):
+    def _room_came_back(self) -> bool:
         """More free space than after the last failure, by the size of a snapshot: worth a try now."""
         free = self._free_space()
         if free is None or self._free_after_failure is None:
@@ -398,9 +430,9 @@ class Snapshotter:
             needed = SPACE_MARGIN_BYTES
         return free - self._free_after_failure >= needed
 
-    def _failed(self, error, last):
+    def _failed(self, error: Exception, last: bool) -> None:
         self._failures += 1
-        self._store.snapshot_failed(str(error), self._stop_writes_on_error)
+        self._partner.snapshot_failed(str(error), self._stop_writes_on_error)
         retry = (f"trying again in {self._retry_seconds():g} s, then backing off to {RETRY_MOST_SECONDS:g} s, "
                  "or as soon as the disk has room")
         if last:

@@ -195,9 +195,9 @@ class Metrics:
             yield CounterMetricFamily("growth_store_data_lost", "Times the store was found without its data "
                                       "(Redis restarted without persistence, or flushed)", value=health.data_losses)
         snapshots = health.snapshots
-        if snapshots is not None and snapshots["last snapshot"] is not None:
+        if snapshots is not None and snapshots.last_success is not None:
             yield GaugeMetricFamily("growth_snapshot_last_success_timestamp_seconds",
-                                    "Unix time of the last snapshot written", value=snapshots["last snapshot"])
+                                    "Unix time of the last snapshot written", value=snapshots.last_success)
         try:
             status, size = self._store.bulk_status(), self._store.size()
         except StoreUnavailable:
@@ -235,7 +235,7 @@ def _cumulative(histogram, bounds=_BOUNDS):
 
 
 def _journal_metrics(journal):
-    yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk", value=journal.size())
+    yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk", value=journal.size_bytes)
     yield CounterMetricFamily("growth_journal_records", "Records appended to the journal since start",
                               value=journal.records)
     fsyncs = HistogramMetricFamily("growth_journal_fsync_duration_seconds", "Time of each fsync of the journal")

@@ -7,7 +7,7 @@ finite JSON numbers. A store knows nothing of HTTP.
 import abc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 from ..core.records import Key, Number, Record
 
@@ -117,16 +117,22 @@ class WritesRefused(Exception):
     message says why."""
 
 
-class JournalFigures(Protocol):
-    """What a write log tells of itself, for /metrics (:class:`growth_gevent.durability.journal.Journal`)."""
+@dataclass(frozen=True)
+class JournalFigures:
+    """What a write log tells of itself, for /metrics (:class:`growth_gevent.durability.journal.Journal`'s)."""
 
     records: int  # appended since start
-    fsync_histogram: list[float]  # counts by bucket of FSYNC_BUCKETS, the sum of the durations last
+    fsync_histogram: tuple[float, ...]  # counts by bucket of FSYNC_BUCKETS, the sum of the durations last
     last_error: tuple[float, str] | None  # (unix time, error) of the last write or fsync that failed
+    size_bytes: int  # of the log on disk
 
-    def size(self) -> int:
-        """Bytes of the log on disk."""
-        ...
+
+@dataclass(frozen=True)
+class SnapshotStatus:
+    """How the snapshots fare, once they are taken."""
+
+    last_success: float | None = None  # unix time of the last snapshot written, None before the first
+    error: str | None = None  # why the last one failed, None once one succeeds
 
 
 @dataclass(frozen=True)
@@ -135,8 +141,8 @@ class Health:
 
     # Why writes are refused (:class:`WritesRefused`), or None when they are accepted.
     writes_refused: str | None = None
-    # {"last snapshot": unix time or None, "snapshot error": str or None}; None: the store takes none.
-    snapshots: dict[str, float | str | None] | None = None
+    # None: the store takes no snapshots.
+    snapshots: SnapshotStatus | None = None
     # Times the store was found without its data (a Redis restarted empty, flushed); None: cannot tell.
     data_losses: int | None = None
     # The store's write log, when it keeps one.

@@ -8,7 +8,8 @@ import webtest
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from tests.helpers.api import RECORD_URL, records
-from tests.helpers.support import load, make_store, memory_store, post_records
+from tests.helpers.recovering import opened
+from tests.helpers.support import load, make_store, post_records
 
 
 def test_ping_answers_pong_as_text(client):
@@ -397,12 +398,12 @@ class TestWriteGate:
     REASON = "[Errno 28] No space left on device"
 
     @pytest.fixture
-    def refusing(self):
-        store = memory_store()
+    def refusing(self, tmp_path):
+        store = opened(str(tmp_path / "growth.snapshot"))
         client = webtest.TestApp(create_app(store, Config(snapshot_interval=2.5)))
         client.put_json(RECORD_URL, {"value": 1})
-        store.snapshots_started()
-        store.snapshot_failed(self.REASON, refuse_writes=True)
+        store.write_log.snapshots_started(None)
+        store.write_log.snapshot_failed(self.REASON, refuse_writes=True)
         yield client, store
         store.close()
 
@@ -420,7 +421,7 @@ class TestWriteGate:
         assert client.get(RECORD_URL).json["Value"] == 1  # reads go on
         status = client.get("/api/v1/growth/post/status").json
         assert (status["last snapshot"], status["snapshot error"]) == (None, self.REASON)
-        store.snapshot_succeeded(1700000000.25)
+        store.write_log.snapshot_written(1700000000.25)
         client.put_json(RECORD_URL, {"value": 3}, status=200)
         status = client.get("/api/v1/growth/post/status").json
         assert (status["last snapshot"], status["snapshot error"]) == (1700000000.25, None)

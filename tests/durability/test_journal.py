@@ -14,6 +14,7 @@ from growth_gevent.config import Config
 from growth_gevent.durability import journal as journal_module
 from growth_gevent.durability.journal import JournalFailed
 from growth_gevent.durability.journal_format import segment_numbers, segment_path
+from growth_gevent.durability.journaled import UndoChunk, UndoWrite
 from growth_gevent.durability.snapshot import (
     SnapshotLock,
     Snapshotter,
@@ -118,7 +119,7 @@ def test_everysec_acknowledges_before_the_fsync_which_follows_within_a_second_an
 
 def test_a_failed_fsync_answers_refusal_undoes_the_batch_and_later_writes_and_refuses_writes(path, monkeypatch):
     store = opened(path)
-    snapshotter = Snapshotter(store, store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     store.put(("A", "B", 1), 1)
     fsync = HeldFsync(monkeypatch)
     fsync.hold()
@@ -153,13 +154,14 @@ def test_an_undone_write_keeps_the_value_of_a_chunk_applied_after_it(path):
     store.put(("A", "B", 2), 2)
     chunk = [(("A", "B", 1), 7)]
     store.apply_records(chunk)  # as the applier does, between the two writes' undo entries
-    store.write_log._undo("disk full", [(("A", "B", 1), None), chunk, (("A", "B", 2), None)])
+    undo = [UndoWrite(("A", "B", 1), None), UndoChunk(chunk), UndoWrite(("A", "B", 2), None)]
+    store.write_log._undo("disk full", undo)
     assert store.copy() == {"A": {"B": {1: 7}}}
 
 
 def test_a_snapshot_starts_a_segment_and_removes_the_old_ones_once_durable(path):
     store = opened(path)
-    snapshotter = Snapshotter(store, store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     store.put(KEY, 1)
     assert snapshotter.save_if_changed() is True
     assert segment_numbers(path) == [2]
@@ -187,7 +189,7 @@ def test_a_crash_before_the_snapshot_is_renamed_or_before_the_old_segments_are_r
 
 def test_a_job_queued_across_a_snapshot_is_relogged_in_the_new_segment(path):
     store = opened(path, chunk_size=2)
-    snapshotter = Snapshotter(store, store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     store.submit_bulk([(("C", "D", year), year) for year in range(9)])
     wait_for(lambda: gevent.sleep(0) or store.bulk_status().applied > 0)
     assert snapshotter.save_if_changed() is True
@@ -200,7 +202,7 @@ def test_a_job_queued_across_a_snapshot_is_relogged_in_the_new_segment(path):
 
 def test_a_graceful_stop_leaves_the_last_snapshot_and_an_empty_log(path):
     store = opened(path)
-    snapshotter = Snapshotter(store, store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(KEY, 1)
     snapshotter.stop()
@@ -212,7 +214,7 @@ def test_a_graceful_stop_leaves_the_last_snapshot_and_an_empty_log(path):
 def test_metrics_give_the_journal_size_its_records_and_its_fsyncs(path):
     store = opened(path)
     client = webtest.TestApp(create_app(store, Config()))
-    snapshotter = Snapshotter(store, store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     for year in range(3):
         client.put_json(f"/api/v1/growth/A/B/{year}", {"value": year})
     metrics = samples(client)
@@ -225,7 +227,7 @@ def test_metrics_give_the_journal_size_its_records_and_its_fsyncs(path):
 
 def test_a_segment_that_cannot_start_fails_alone_and_is_started_again_with_its_number(path, monkeypatch):
     store = opened(path)
-    snapshotter = Snapshotter(store, store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     real_open = journal_module.os.open
 
     def no_room_for_segment_2(name, *args):
@@ -249,7 +251,7 @@ def test_a_segment_that_cannot_start_fails_alone_and_is_started_again_with_its_n
 
 def test_a_segment_whose_header_cannot_be_written_leaves_no_file_and_keeps_its_number(path, monkeypatch):
     store = opened(path)
-    snapshotter = Snapshotter(store, store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     store.put(KEY, 1)
     real_write = journal_module.os.write
 
@@ -274,7 +276,7 @@ def test_each_segment_created_or_removed_is_on_disk_by_an_fsync_of_its_folder(pa
     too: each once its folder is fsynced."""
     fsyncs = folder_fsyncs(monkeypatch)
     store = opened(path)
-    snapshotter = Snapshotter(store, store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, SnapshotLock(path), interval=3600, stop_writes_on_error=True)
     store.put(KEY, 1)
     assert snapshotter.save_if_changed() is True
     store.close()

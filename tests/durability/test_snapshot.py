@@ -15,11 +15,12 @@ from growth_gevent.durability.snapshot import (
     SnapshotInUse,
     SnapshotLock,
     Snapshotter,
+    load_snapshot,
     read_snapshot,
     temporary_path,
     write_snapshot,
 )
-from growth_gevent.stores.base import WritesRefused
+from growth_gevent.stores.base import SnapshotStatus, WritesRefused
 from tests.helpers.recovering import folder_fsyncs, opened
 
 ITEMS = [(("BRZ", "NGDP_R", 2002), 183.26), (("ABW", "X", -5), 7), (("Z", "Y", 1), 1e300)]
@@ -150,7 +151,7 @@ def owned(tmp_path):
 
 def test_the_snapshotter_writes_only_when_the_store_changed(owned):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, owned, interval=3600, stop_writes_on_error=True)
     assert snapshotter.save_if_changed() is False
     assert not os.path.exists(owned.path)
     store.put(("A", "B", 1), 2)
@@ -162,17 +163,59 @@ def test_the_snapshotter_writes_only_when_the_store_changed(owned):
     assert read_snapshot(owned.path) == []
 
 
+class Partner:
+    """A durability partner as the snapshotter sees it (``Snapshotted``), with no store and no journal: what
+    it tells the partner is all it does besides the file."""
+
+    def __init__(self):
+        self.changes, self.failure_log, self.said = 1, ThrottledLog(1, 60, logging.getLogger("test")), []
+
+    def on_failure(self, listener):
+        self.said.append("on_failure")
+
+    def needs_snapshot(self):
+        return False
+
+    def start_snapshot(self):
+        batch = journal_module.Batch()
+        batch.finish()
+        return {"A": {"B": {1: 2.0}}}, 7, batch
+
+    def remove_before(self, segment):
+        self.said.append(f"remove_before {segment}")
+
+    def snapshots_started(self, last_success):
+        self.said.append(f"snapshots_started {last_success}")
+
+    def snapshot_written(self, at):
+        self.said.append("snapshot_written")
+
+    def snapshot_failed(self, reason, refuse_writes):
+        self.said.append(f"snapshot_failed {reason}")
+
+
+def test_the_snapshotter_talks_to_the_durability_partner_only(owned):
+    partner = Partner()
+    snapshotter = Snapshotter(partner, owned, interval=3600, stop_writes_on_error=True)
+    assert snapshotter.save_if_changed() is False  # no change since it began
+    partner.changes += 1
+    assert snapshotter.save_if_changed() is True
+    assert read_snapshot(owned.path) == [(("A", "B", 1), 2.0)]
+    assert load_snapshot(owned.path)[1] == 7  # the first segment it does not hold
+    assert partner.said == ["on_failure", "snapshots_started None", "remove_before 7", "snapshot_written"]
+
+
 def test_the_store_is_told_of_the_snapshot_it_was_loaded_from(owned):
     write_snapshot(owned.path, ITEMS)
     os.utime(owned.path, (1234.5, 1234.5))
     store = opened(owned.path)
-    Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=True)
-    assert store.health().snapshots == {"last snapshot": 1234.5, "snapshot error": None}
+    Snapshotter(store.write_log, owned, interval=3600, stop_writes_on_error=True)
+    assert store.health().snapshots == SnapshotStatus(1234.5, None)
 
 
 def test_stopping_writes_the_last_changes(owned):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, owned, interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
     snapshotter.stop()
@@ -192,7 +235,7 @@ class FailingWrites:
 
 def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, caplog):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, owned, interval=3600, stop_writes_on_error=True)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
     failing = FailingWrites(owned)
@@ -216,7 +259,7 @@ def test_after_a_failed_snapshot_writes_are_refused_until_one_succeeds(owned, ca
 
 def test_with_stop_writes_off_a_failed_snapshot_leaves_writes_accepted(owned, caplog):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, store.write_log, owned, interval=3600, stop_writes_on_error=False)
+    snapshotter = Snapshotter(store.write_log, owned, interval=3600, stop_writes_on_error=False)
     snapshotter.start()
     store.put(("A", "B", 1), 2)
     FailingWrites(owned)
@@ -230,7 +273,7 @@ def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplo
     now = [1000.0]
     monkeypatch.setattr(journal_module, "ThrottledLog", functools.partial(ThrottledLog, clock=lambda: now[0]))
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, store.write_log, owned, interval=1, stop_writes_on_error=False)
+    snapshotter = Snapshotter(store.write_log, owned, interval=1, stop_writes_on_error=False)
     snapshotter.start()
     failing = FailingWrites(owned)
 
@@ -250,11 +293,11 @@ def test_the_same_failure_is_logged_once_a_minute_a_new_one_at_once(owned, caplo
 
 def test_failed_snapshots_back_off_from_1_s_doubling_to_30_s(owned):
     store = opened(owned.path)
-    snapshotter = Snapshotter(store, store.write_log, owned, interval=1, stop_writes_on_error=True)
+    snapshotter = Snapshotter(store.write_log, owned, interval=1, stop_writes_on_error=True)
     FailingWrites(owned)
     waits = []
     for _ in range(7):
-        store.changes += 1
+        store.write_log.changes += 1
         with pytest.raises(OSError):
             snapshotter.save_if_changed()
         waits.append(snapshotter._retry_seconds())

@@ -14,6 +14,7 @@ from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.ops.metrics import MULTIPROCESS_DIR_VARIABLE, SharedTally
 from tests.helpers.processes import PROCESS_METRICS, samples
+from tests.helpers.recovering import opened
 from tests.helpers.support import WAIT_SECONDS, applier_paused, load, memory_store, post_records
 
 # As the OpenAPI document writes the path: a label names the route a user reads there.
@@ -93,19 +94,20 @@ def test_the_bulk_queue_and_failed_jobs_are_reported(client, store):
     assert samples(client)[("growth_bulk_records_waiting", ())] == 0
 
 
-def test_writes_refused_and_the_last_snapshot_are_reported():
-    store = memory_store()
+def test_writes_refused_and_the_last_snapshot_are_reported(tmp_path):
+    store = opened(str(tmp_path / "growth.snapshot"))
     client = webtest.TestApp(create_app(store, Config()))
     metrics = samples(client)
     assert metrics[("growth_writes_refused", ())] == 0
     assert ("growth_snapshot_last_success_timestamp_seconds", ()) not in metrics
-    store.snapshots_started()
-    store.snapshot_failed("[Errno 28] No space left on device", refuse_writes=True)
+    store.write_log.snapshots_started(None)
+    store.write_log.snapshot_failed("[Errno 28] No space left on device", refuse_writes=True)
     assert samples(client)[("growth_writes_refused", ())] == 1
-    store.snapshot_succeeded(1700000000.5)
+    store.write_log.snapshot_written(1700000000.5)
     metrics = samples(client)
     assert metrics[("growth_writes_refused", ())] == 0
     assert metrics[("growth_snapshot_last_success_timestamp_seconds", ())] == 1700000000.5
+    store.close()
 
 
 # The process and the build, as prometheus-client's ProcessCollector and a build-info gauge show them.

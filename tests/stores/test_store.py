@@ -1,11 +1,10 @@
 """The store contract, against every kind of store (the ``store`` fixture), and what only the memory store has."""
 
-import re
 
 import pytest
 
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS
-from growth_gevent.stores.base import BulkQueueFull, StoreFull, WritesRefused
+from growth_gevent.stores.base import BulkQueueFull, StoreFull
 from tests.helpers.support import applier_paused, make_store, memory_store
 
 KEY = ("BRZ", "NGDP_R", 2002)
@@ -299,55 +298,3 @@ def test_initial_data_is_not_bounded_by_the_cap(capped):
     assert capped.size() == CAP + 2
     with pytest.raises(StoreFull):
         capped.put(("C", "D", 1), 1.0)
-
-
-class TestWriteGate:
-    REASON = "[Errno 28] No space left on device"
-    REFUSAL = f"writes are refused until a snapshot succeeds: the last snapshot failed: {REASON}"
-
-    @pytest.fixture
-    def snapshotted(self):
-        store = memory_store()
-        store.put(KEY, 1)
-        store.snapshots_started()
-        yield store
-        store.close()
-
-    def test_status_is_reported_once_snapshots_started(self, snapshotted):
-        assert snapshotted.health().snapshots == {"last snapshot": None, "snapshot error": None}
-        snapshotted.snapshot_succeeded(1700000000.5)
-        assert snapshotted.health().snapshots == {"last snapshot": 1700000000.5, "snapshot error": None}
-        snapshotted.snapshot_failed(self.REASON, refuse_writes=False)
-        assert snapshotted.health().snapshots == {"last snapshot": 1700000000.5, "snapshot error": self.REASON}
-
-    @pytest.mark.parametrize("write", [
-        lambda store: store.put(KEY, 2),
-        lambda store: store.put(("NEW", "X", 1), 2),
-        lambda store: store.delete(KEY),
-        lambda store: store.submit_bulk([(KEY, 2)]),
-        lambda store: store.check_bulk_room(1),
-    ])
-    def test_after_a_failed_snapshot_writes_are_refused_naming_the_cause_until_one_succeeds(self, snapshotted, write):
-        snapshotted.snapshot_failed(self.REASON, refuse_writes=True)
-        with pytest.raises(WritesRefused, match=r"^" + re.escape(self.REFUSAL) + "$"):
-            write(snapshotted)
-        assert snapshotted.health().writes_refused == self.REFUSAL
-        assert (snapshotted.get(KEY), snapshotted.size(), snapshotted.bulk_status().jobs_accepted) == (1, 1, 0)
-        snapshotted.snapshot_failed("again", refuse_writes=False)  # only a success lifts the refusal
-        assert snapshotted.health().writes_refused is not None
-        snapshotted.snapshot_succeeded(1700000001.0)
-        assert snapshotted.health().writes_refused is None
-        write(snapshotted)  # accepted again
-
-    def test_a_failure_without_refuse_writes_lets_writes_go_on(self, snapshotted):
-        snapshotted.snapshot_failed(self.REASON, refuse_writes=False)
-        assert snapshotted.put(KEY, 3) is False
-        assert snapshotted.health().writes_refused is None
-
-    def test_initial_data_is_loaded_even_while_writes_are_refused(self):
-        store = memory_store()
-        store.snapshots_started()
-        store.snapshot_failed(self.REASON, refuse_writes=True)
-        assert store.submit_bulk([(KEY, 1)], initial=True) == 1
-        assert store.wait_idle(WAIT_SECONDS)
-        assert store.get(KEY) == 1

@@ -24,7 +24,7 @@ from ..base import (
 from .applier import BulkApplier
 from .facet_tally import NAMES_PER_SLICE, FacetTally
 from .reads import NO_INDICATORS, NO_SERIES, Indicators, Series, export_batch, page_of, years_in
-from .write_log import WriteLog, covering, covering_sized
+from .write_log import NoLog, WriteLog, covering, covering_sized
 
 log = logging.getLogger("growth_gevent")
 
@@ -39,17 +39,15 @@ class MemoryStore(Store):
     by country, so that a facet reads only what it returns. The invariant that makes a lock needless: no
     write yields to another greenlet (none does I/O or sleeps; a bulk chunk is applied in one call, the
     applier yields between chunks), so no write can interleave with another write, and :meth:`copy` is
-    one step. Keep it so: a write that yielded would need a lock again. A write log (:mod:`.write_log`),
-    when given, is told of each write in that step, and makes the write wait for it outside the step. The
-    long reads (a list query, a facet) yield between slices of series, over lists of names taken before, so
-    that one of them does not hold every other request: like the Redis store's, they may show a write made
-    while they ran.
-    ``changes`` counts writes, so that a snapshot can tell whether there is anything new.
+    one step. Keep it so: a write that yielded would need a lock again. The long reads (a list query, a
+    facet) yield between slices of series, over lists of names taken before, so that one of them does not
+    hold every other request: like the Redis store's, they may show a write made while they ran.
 
-    The snapshotter reports to the store (:meth:`snapshots_started`, :meth:`snapshot_succeeded`,
-    :meth:`snapshot_failed`); after a failed snapshot with ``refuse_writes``, writes raise
-    :class:`WritesRefused` until one succeeds, as Redis's ``stop-writes-on-bgsave-error``: an
-    acknowledged write must not be one that cannot be saved. Reads go on.
+    The store has one durability partner (:mod:`.write_log`): the journal, or :class:`NoLog`. It is told
+    of each write in that step, and makes the write wait for it outside the step; reads go through it when
+    it makes them wait. It holds the rest of durability: while it refuses writes (after a failed journal
+    write or snapshot, as Redis's ``stop-writes-on-bgsave-error``), writes raise :class:`WritesRefused` and
+    reads go on; :meth:`health` is its.
     """
 
     name = "memory"
@@ -59,7 +57,7 @@ class MemoryStore(Store):
         """``chunk_size``: records a bulk load applies between yields; ``queue_records``: the most records
         accepted and not yet applied; ``max_records``: the most records held (GROWTH_BULK_CHUNK_RECORDS,
         GROWTH_BULK_QUEUE_RECORDS and GROWTH_MAX_RECORDS); ``jobs_kept``: the bulk jobs job_status() knows;
-        ``write_log``: what keeps the writes past the process (:mod:`.write_log`), or None."""
+        ``write_log``: what keeps the writes past the process (:mod:`.write_log`); None: nothing does."""
         self._countries: dict[str, Indicators] = {}
         self._size = 0
         self._bulk = BulkApplier(self._apply_chunk, chunk_size, jobs_kept)
@@ -70,26 +68,23 @@ class MemoryStore(Store):
         # key -> the job that counted it. What the record cap holds for those jobs.
         self._new_keys: dict[Key, int] = {}
         self._initial_data_taken = False
-        self._snapshots: dict[str, float | str | None] | None = None  # health().snapshots, once they started
-        self._refusal: str | None = None  # why writes are refused
         # (country, indicator) -> (first year, last year) of the series, for facets(): filled when asked
         # for, dropped by a write that adds or removes one of its years (a value replaced changes neither).
         self._year_ranges: dict[tuple[str, str], tuple[int, int]] = {}
         self._country_tally = FacetTally()
         self._indicator_tally = FacetTally()
         self._by_indicator: dict[str, dict[str, Series]] = {}  # indicator -> country -> its series
-        self.changes = 0
-        self._log = write_log
-        if write_log is not None:
-            write_log.attach(self)
+        self._log = NoLog() if write_log is None else write_log
+        self._reads_wait = self._log.reads_wait
+        self._log.attach(self)
 
     @property
-    def write_log(self) -> WriteLog | None:
-        """The log this store's writes are given to, or None."""
+    def write_log(self) -> WriteLog:
+        """The durability partner this store's writes are given to."""
         return self._log
 
     def get(self, key: Key) -> Number | None:
-        if self._log is None:
+        if not self._reads_wait:
             return self._get(key)
         return self._log.read(lambda: self._get(key), lambda written, _: written == key)
 
@@ -99,8 +94,9 @@ class MemoryStore(Store):
         return None if series is None else series.get(year)
 
     def put(self, key: Key, value: Number, check: Check | None = None) -> bool:
-        if self._refusal is not None:
-            raise WritesRefused(self._refusal)
+        partner = self._log
+        if partner.refusal is not None:
+            raise WritesRefused(partner.refusal)
         country, indicator, year = key
         # Not self.get: a store built on this one may make its reads wait, and a write must not yield.
         series = self._countries.get(country, NO_INDICATORS).get(indicator, NO_SERIES)
@@ -121,9 +117,7 @@ class MemoryStore(Store):
                 self._year_ranges.pop((country, indicator), None)
             self._count(country, indicator, 1, year, year)
         series[year] = value
-        self.changes += 1
-        if self._log is not None:
-            self._log.wrote(key, value, previous, created)
+        partner.wrote(key, value, previous, created)
         return created
 
     def _series_to_write(self, country: str, indicator: str) -> Series:
@@ -143,15 +137,14 @@ class MemoryStore(Store):
         self._indicator_tally.add(indicator, records, first, last)
 
     def delete(self, key: Key, check: Check | None = None) -> bool:
-        if self._refusal is not None:
-            raise WritesRefused(self._refusal)
+        if self._log.refusal is not None:
+            raise WritesRefused(self._log.refusal)
         previous = self._get(key)
         if check is not None:
             check(previous)
         if not self._remove(key):
             return False
-        if self._log is not None:
-            self._log.wrote(key, None, previous, True)
+        self._log.wrote(key, None, previous, True)
         return True
 
     def _remove(self, key: Key) -> bool:
@@ -173,17 +166,16 @@ class MemoryStore(Store):
             if not countries:
                 del self._by_indicator[indicator]
         self._size -= 1
-        self.changes += 1
         return True
 
     def size(self) -> int:
-        if self._log is None:
+        if not self._reads_wait:
             return self._size
         return self._log.read(lambda: self._size, lambda _, sized: sized)
 
     def series(self, country: str, indicator: str, first: int | None = None,
                last: int | None = None) -> list[tuple[int, Number]]:
-        if self._log is None:
+        if not self._reads_wait:
             return self._series(country, indicator, first, last)
         return self._log.read(lambda: self._series(country, indicator, first, last),
                               covering(country, indicator, first, last))
@@ -200,7 +192,7 @@ class MemoryStore(Store):
             return page_of(self._countries, self._country_tally.names, country, indicator, first, last, offset,
                            limit, after)
         # Every write in the filter's range: it may move the page, and it counts in the total.
-        return read() if self._log is None else self._log.read(read, covering(country, indicator, first, last))
+        return self._log.read(read, covering(country, indicator, first, last)) if self._reads_wait else read()
 
     def export(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
                last: int | None = None) -> Iterator[list[Record]]:
@@ -219,10 +211,10 @@ class MemoryStore(Store):
         def read() -> list[Record]:
             return export_batch(self._countries, self._country_tally.names, country, indicator, first, last, after)
         # A write past the batches sent, in the filter's range, may be in this one.
-        return read() if self._log is None else self._log.read(read, covering(country, indicator, first, last, after))
+        return self._log.read(read, covering(country, indicator, first, last, after)) if self._reads_wait else read()
 
     def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
-        if self._log is None:
+        if not self._reads_wait:
             return self._facets(by, country, indicator)
         return self._log.read(lambda: self._facets(by, country, indicator), covering_sized(country, indicator))
 
@@ -293,16 +285,13 @@ class MemoryStore(Store):
             self._reserve_new_keys(records, self.next_job)
         number = self.next_job
         self.next_job += 1
-        if self._log is None:
-            self._bulk.submit(records, number)
-        else:
-            self._log.bulk_accepted(number, records, initial)
+        self._log.bulk_accepted(number, records, initial)
         return number
 
     def check_bulk_room(self, records: int) -> None:
-        if self._refusal is not None:
-            raise WritesRefused(self._refusal)
-        pending = self._bulk.records_waiting() + (0 if self._log is None else self._log.records_accepted())
+        if self._log.refusal is not None:
+            raise WritesRefused(self._log.refusal)
+        pending = self._bulk.records_waiting() + self._log.records_accepted()
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
 
@@ -345,27 +334,10 @@ class MemoryStore(Store):
 
     def close(self) -> None:
         self._bulk.close()
-        if self._log is not None:
-            self._log.close()
-
-    def snapshots_started(self) -> None:
-        """Snapshots are taken from now on: :meth:`health` reports on them."""
-        self._snapshots = {"last snapshot": None, "snapshot error": None}
-
-    def snapshot_succeeded(self, at: float) -> None:
-        """A snapshot was written at ``at`` (unix time): writes are accepted again."""
-        self._snapshots = {"last snapshot": at, "snapshot error": None}
-        self._refusal = None
-
-    def snapshot_failed(self, reason: str, refuse_writes: bool) -> None:
-        """A snapshot failed for ``reason``; with ``refuse_writes``, writes are refused until one succeeds."""
-        self._snapshots = {**(self._snapshots or {"last snapshot": None}), "snapshot error": reason}
-        if refuse_writes:
-            self._refusal = f"writes are refused until a snapshot succeeds: the last snapshot failed: {reason}"
+        self._log.close()
 
     def health(self) -> Health:
-        return Health(self._refusal, None if self._snapshots is None else dict(self._snapshots),
-                      journal=None if self._log is None else self._log.figures())
+        return self._log.health()
 
     # What a write log may do (write_log.LoggedStore): nothing of it is logged again or refused.
 
@@ -381,15 +353,10 @@ class MemoryStore(Store):
     def queue_job(self, records: list[Record], number: int, applied: int) -> None:
         self._bulk.submit(records, number, applied)
 
-    def writes_undone(self, reason: str) -> None:
-        self._refusal = reason
-        self.changes += 1
-
     def _apply_chunk(self, chunk: list[Record]) -> None:
         """The applier's: ``chunk`` stored, then logged."""
         self._store_chunk(chunk)
-        if self._log is not None:
-            self._log.chunk_applied(chunk)
+        self._log.chunk_applied(chunk)
 
     def _store_chunk(self, chunk: list[Record]) -> None:
         counted = self._new_keys
@@ -423,4 +390,3 @@ class MemoryStore(Store):
         if run:
             self._count(country, indicator, run, first, last)
         self._size += added
-        self.changes += 1

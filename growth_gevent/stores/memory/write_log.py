@@ -1,25 +1,28 @@
-"""The interface between the in-memory store and a log of its writes: what the store tells the log at each
-write and read (:class:`WriteLog`), and what the log may do to the store (:class:`LoggedStore`). The journal
-(:class:`growth_gevent.durability.journaled.JournalLog`) is the log there is; without one, the store keeps
-nothing past the process.
+"""The memory store's one durability partner: what the store tells it at each write and read, and what it
+holds (:class:`WriteLog`); what it may do to the store (:class:`LoggedStore`); and :class:`NoLog`, the
+partner of a store that keeps nothing past the process. The journal
+(:class:`growth_gevent.durability.journaled.JournalLog`) is the partner that keeps the writes.
 
-The store calls the log in the same step as it applies a write, a step that does not yield (what keeps the
-store lock-free); the log then makes the write wait, outside that step, until its record is durable. A read
-hands the log the read and what it covers, so that the log can make it wait for the writes in flight it
-would show. The log changes the store only through :class:`LoggedStore`: to replay what it holds, to hand
-the applier the bulk jobs it has logged, and to undo the writes it could not keep.
+The store calls the partner in the same step as it applies a write, a step that does not yield (what keeps
+the store lock-free); the partner then makes the write wait, outside that step, until its record is durable.
+A read, when the partner makes reads wait, hands it the read and what it covers, so that it can make the
+read wait for the writes in flight it would show. The partner holds what follows from durability: whether
+writes are refused (after the journal or a snapshot failed), how the snapshots fare and how many changes
+were made (for the snapshotter, which talks to the partner only), all told in the store's ``health()``. It
+changes the store only through :class:`LoggedStore`: to replay what it holds, to hand the applier the bulk
+jobs it has logged, and to undo the writes it could not keep.
 """
 
-import abc
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from ...core.records import Key, Number, Record
-from ..base import JournalFigures
+from ..base import Health
 
 Answer = TypeVar("Answer")
 # Whether a write of ``key`` (``sized``: it created or removed the record) may change a read's answer.
 Covers = Callable[[Key, bool], bool]
+NO_HEALTH = Health()
 
 
 class LoggedStore(Protocol):
@@ -39,51 +42,77 @@ class LoggedStore(Protocol):
     def release_new_keys(self, number: int) -> None:
         """Forget the keys bulk job ``number`` counted against the record cap: a job undone unapplied."""
 
-    def writes_undone(self, reason: str) -> None:
-        """Writes were undone because the log failed: refuse writes for ``reason`` until a snapshot succeeds."""
-
     def copy(self) -> dict[str, dict[str, dict[int, Number]]]:
         """The store's records, copied in one step."""
 
 
-class WriteLog(abc.ABC):
-    """A log of the memory store's writes. Each method that logs may raise ``WritesRefused`` when the write
+class WriteLog(Protocol):
+    """The memory store's durability partner. Each method that logs may raise ``WritesRefused`` when the write
     cannot be kept: the store has applied it, and the log has undone it (through :class:`LoggedStore`)."""
 
-    @abc.abstractmethod
+    refusal: str | None  # why writes are refused (the store raises WritesRefused), or None
+    reads_wait: bool  # whether reads go through read(): False, they are answered at once
+
     def attach(self, store: LoggedStore) -> None:
         """The store whose writes this logs; called once, by the store, as it is built."""
 
-    @abc.abstractmethod
     def wrote(self, key: Key, value: Number | None, previous: Number | None, sized: bool) -> None:
         """``key`` was set to ``value`` (None: deleted) over ``previous`` (None: no record); ``sized``: the
         write created or removed the record. Log it and return once it is kept, as the log's policy says."""
 
-    @abc.abstractmethod
     def read(self, read: Callable[[], Answer], covers: Covers) -> Answer:
         """``read()``'s answer, once the writes in flight that ``covers`` are kept (the log's policy may not
         wait at all); read again if some of them could not be kept and were undone."""
 
-    @abc.abstractmethod
     def bulk_accepted(self, number: int, records: list[Record], initial: bool) -> None:
         """Bulk job ``number`` was accepted: log it and queue it (:meth:`LoggedStore.queue_job`) once it is
         kept, then return. ``initial``: initial data, read again at every start, never logged."""
 
-    @abc.abstractmethod
     def records_accepted(self) -> int:
         """Records of bulk jobs logged and not yet queued: they count against the queue's room."""
 
-    @abc.abstractmethod
     def chunk_applied(self, chunk: list[Record]) -> None:
         """The applier stored ``chunk``, the next records of the oldest job queued."""
 
-    @abc.abstractmethod
-    def figures(self) -> JournalFigures:
-        """What the log tells of itself, for /metrics (the store's ``health()``)."""
+    def health(self) -> Health:
+        """The store's ``health()``: writes refused, the snapshots, the log's figures."""
 
-    @abc.abstractmethod
     def close(self) -> None:
         """The store stops: every write that returned is kept."""
+
+
+class NoLog(WriteLog):
+    """No durability: writes are kept by nothing past the process, never refused, and reads never wait."""
+
+    def __init__(self) -> None:
+        self.refusal = None
+        self.reads_wait = False
+        self._store: LoggedStore | None = None
+
+    def attach(self, store: LoggedStore) -> None:
+        self._store = store
+
+    def wrote(self, key: Key, value: Number | None, previous: Number | None, sized: bool) -> None:
+        """Nothing to keep."""
+
+    def read(self, read: Callable[[], Answer], covers: Covers) -> Answer:
+        return read()
+
+    def bulk_accepted(self, number: int, records: list[Record], initial: bool) -> None:
+        assert self._store is not None, "attach() first"
+        self._store.queue_job(records, number, 0)
+
+    def records_accepted(self) -> int:
+        return 0
+
+    def chunk_applied(self, chunk: list[Record]) -> None:
+        """Nothing to keep."""
+
+    def health(self) -> Health:
+        return NO_HEALTH
+
+    def close(self) -> None:
+        """Nothing to keep."""
 
 
 def covering(country: str | None = None, indicator: str | None = None, first: int | None = None,
