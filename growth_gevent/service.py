@@ -11,6 +11,7 @@ snapshotter rotates."""
 import logging
 import os
 import resource
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,7 +101,7 @@ class Service:
 
     config: Config
     store: Store
-    listener: object  # the bound socket, shared by the workers when there are several
+    listener: socket.socket  # the bound socket, shared by the workers when there are several
     snapshot_lock: SnapshotLock | None = None
     journal_log: JournalLog | None = None  # the memory store's, with GROWTH_SNAPSHOT
     # Initial data that found the store unreachable at start-up, loaded once it is back.

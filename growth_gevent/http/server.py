@@ -6,13 +6,17 @@
   waiting for a client's headers or body, are closed at once;
 - the listening socket, bound once for every worker.
 
-The request head is read by ``head.py``, each connection served by ``handler.py``.
+The request head is read by ``head.py``, each connection served by ``handler.py``, each request on it by
+``exchange.py``.
 """
 
 import errno
 import logging
 import resource
+import socket
 import time
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import gevent
 from gevent.baseserver import parse_address
@@ -20,7 +24,8 @@ from gevent.pool import Pool
 from gevent.pywsgi import WSGIServer
 
 from ..core.logs import ThrottledLog
-from .handler import Connection, http_log
+from .exchange import http_log
+from .handler import BodyPace, Connection
 
 # Above the default of 128 so that 1000 clients connecting at once are queued, not dropped.
 LISTEN_BACKLOG = 2048
@@ -38,32 +43,58 @@ DRAIN_CHECK_SECONDS = 0.1
 
 log = logging.getLogger("growth_gevent")
 
+WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Any]
+
+
+class Settings(Protocol):
+    """What the server reads of its configuration (``growth_gevent.config.Config``, which this layer may not
+    import)."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def max_connections(self) -> int: ...
+    @property
+    def access_log(self) -> bool: ...
+    @property
+    def header_timeout(self) -> float: ...
+    @property
+    def body_timeout(self) -> float: ...
+    @property
+    def body_grace(self) -> float: ...
+    @property
+    def body_min_rate(self) -> int: ...
+    @property
+    def keepalive_timeout(self) -> float: ...
+    @property
+    def max_header_bytes(self) -> int: ...
+    @property
+    def max_body_bytes(self) -> int: ...
+
 
 class GrowthServer(WSGIServer):
     handler_class = Connection
 
-    def __init__(self, listener, application, config, **kwargs):
+    def __init__(self, listener: socket.socket, application: WSGIApplication, config: Settings, **kwargs: Any) -> None:
         self.max_connections = connection_cap(config.max_connections)
         super().__init__(listener, application, spawn=Pool(self.max_connections + REFUSED_CONNECTIONS_ANSWERED),
                          log=None, error_log=http_log, **kwargs)
         self.environ["wsgi.input_terminated"] = True  # every body reader stops at its body's end
         self.access_log = config.access_log
         self.header_timeout = config.header_timeout
-        self.body_timeout = config.body_timeout
-        # Without a minimum rate a body's grace is its whole timeout, and its bytes earn no more.
-        rate = config.body_min_rate
-        self.body_grace = min(config.body_grace, config.body_timeout) if rate else config.body_timeout
-        self.body_seconds_per_byte = 1 / rate if rate else 0.0
+        self.body_pace = BodyPace.of(config.body_grace, config.body_min_rate, config.body_timeout)
         self.keepalive_timeout = config.keepalive_timeout
         self.keep_alive_header = b"Keep-Alive: timeout=%d\r\n" % config.keepalive_timeout
         self.max_header_bytes = config.max_header_bytes
         self.max_body_bytes = config.max_body_bytes
-        self.connections = set()
+        self.connections: set[Connection] = set()
         self.draining = False
         self.connection_limit_log = ThrottledLog(1, NOISY_LOG_SECONDS, log)
         self.accept_error_log = ThrottledLog(1, NOISY_LOG_SECONDS, log)
 
-    def do_read(self):
+    def do_read(self) -> Any:
         try:
             return super().do_read()
         except OSError as error:
@@ -77,11 +108,11 @@ class GrowthServer(WSGIServer):
         gevent.spawn_later(ACCEPT_PAUSE_SECONDS, self._resume_accepting)
         return None
 
-    def _resume_accepting(self):
+    def _resume_accepting(self) -> None:
         if not self.closed and not self.draining:
             self.start_accepting()
 
-    def drain(self, timeout):
+    def drain(self, timeout: float) -> bool:
         """Stop accepting, close connections that wait on their client with nothing owed to them (at once,
         and then as they stall), let requests in flight finish.
 
@@ -96,7 +127,7 @@ class GrowthServer(WSGIServer):
         self.pool.kill(block=True, timeout=1)
         return finished
 
-    def _close_idle_and_stalled(self):
+    def _close_idle_and_stalled(self) -> None:
         while True:
             now = time.monotonic()
             for handler in list(self.connections):
@@ -104,7 +135,7 @@ class GrowthServer(WSGIServer):
             gevent.sleep(DRAIN_CHECK_SECONDS)
 
 
-def connection_cap(configured):
+def connection_cap(configured: int) -> int:
     """GROWTH_MAX_CONNECTIONS, lowered so that connections cannot exhaust the descriptor limit."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
@@ -117,12 +148,12 @@ def connection_cap(configured):
     return configured
 
 
-def listen(config):
+def listen(config: Settings) -> socket.socket:
     """The listening socket, bound once: every worker process accepts on the same one."""
     family, address = parse_address((config.host, config.port))
     return GrowthServer.get_listener(address, LISTEN_BACKLOG, family)
 
 
-def make_server(app, config, listener):
+def make_server(app: WSGIApplication, config: Settings, listener: socket.socket) -> GrowthServer:
     # A fixed SERVER_NAME spares pywsgi a reverse-DNS lookup of the listening address.
     return GrowthServer(listener, app, config, environ={"SERVER_NAME": config.host})

@@ -87,7 +87,7 @@ def test_a_bodys_deadline_is_its_grace_and_a_second_per_min_rate_bytes_received(
                      b"Content-Length: 100000\r\n\r\n")
         # The body's bytes after its head was read, as a client's come: bytes read with the head earn nothing.
         polls_end = started + 5
-        while not any(handler.body_deadline is not None for handler in server.connections):
+        while not any(connection.reader.body_deadline is not None for connection in server.connections):
             assert time.monotonic() < polls_end
             gevent.sleep(0.001)  # a poll with a deadline; the server's greenlets run meanwhile
         sock.sendall(b" " * sent)
@@ -118,7 +118,7 @@ def test_an_answer_larger_than_the_send_buffer_reaches_a_client_that_reads_it_la
         sock = gevent.socket.create_connection(server.address[:2], timeout=5)
         sock.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         sent_end = time.monotonic() + 5
-        while not any(handler.bytes_sent or handler.headers_sent for handler in server.connections):
+        while not any(connection.exchange and connection.exchange.headers_sent for connection in server.connections):
             assert time.monotonic() < sent_end
             gevent.sleep(0.001)  # until the server has begun: its first send fills the buffers
         status, headers, received = read_response(sock)
