@@ -128,7 +128,7 @@ class Service:
             snapshotter = Snapshotter(self.journal_log, self.snapshot_lock, config.snapshot_interval,
                                       config.stop_writes_on_snapshot_error)
         server = make_server(create_app(store, config), config, self.listener)
-        return serve(server, store, config, snapshotter, stop)
+        return serve(server, store, config.shutdown_timeout, snapshotter, stop)
 
 
 def build(config: Config) -> Service:

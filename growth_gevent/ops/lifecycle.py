@@ -4,9 +4,13 @@ gracefully (requests in flight, accepted bulk loads, the last snapshot) and give
 import logging
 import signal
 import time
+from typing import Any, Protocol
 
 import gevent
 from gevent.event import Event
+
+from ..durability.snapshot import Snapshotter
+from ..stores.base import Store
 
 log = logging.getLogger("growth_gevent")
 
@@ -15,7 +19,17 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 IGNORED_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2)
 
 
-def stop_on_signals():
+class Server(Protocol):
+    """What the lifecycle does with the HTTP server (``http.server.GrowthServer``, a layer it may not import)."""
+
+    address: tuple[Any, ...]  # (host, port, ...) once started
+
+    def start(self) -> None: ...
+
+    def drain(self, timeout: float) -> bool: ...
+
+
+def stop_on_signals() -> Event:
     """An Event set by SIGTERM, SIGINT or SIGHUP; SIGUSR1 and SIGUSR2 are ignored."""
     stop = Event()
     for signum in STOP_SIGNALS:
@@ -24,13 +38,14 @@ def stop_on_signals():
     return stop
 
 
-def ignore_signals():
+def ignore_signals() -> list[Any]:
     """Log and ignore IGNORED_SIGNALS; return the handlers, which a forked worker cancels."""
     return [gevent.signal_handler(signum, log.info, "%s ignored", signal.Signals(signum).name)
             for signum in IGNORED_SIGNALS]
 
 
-def serve(server, store, config, snapshotter=None, stop=None):
+def serve(server: Server, store: Store, shutdown_timeout: float, snapshotter: Snapshotter | None = None,
+          stop: Event | None = None) -> int:
     """Serve until ``stop`` is set (by default: SIGTERM, SIGINT or SIGHUP), then shut down gracefully;
     return the exit code.
 
@@ -46,9 +61,9 @@ def serve(server, store, config, snapshotter=None, stop=None):
         snapshotter.start()
     stop.wait()
 
-    deadline = time.monotonic() + config.shutdown_timeout
-    if not server.drain(config.shutdown_timeout):
-        log.warning("requests still running after %ss were stopped", config.shutdown_timeout)
+    deadline = time.monotonic() + shutdown_timeout
+    if not server.drain(shutdown_timeout):
+        log.warning("requests still running after %ss were stopped", shutdown_timeout)
     if not store.wait_idle(max(0.0, deadline - time.monotonic())):
         log.warning("accepted bulk loads not all applied at shutdown")
     exit_code = 0

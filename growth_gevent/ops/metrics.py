@@ -18,9 +18,10 @@ import os
 import platform
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from time import perf_counter
 
+import falcon
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -34,7 +35,7 @@ from prometheus_client.utils import floatToGoString
 
 from ..core.version import __version__
 from ..durability.journal import FSYNC_BUCKETS
-from ..stores.base import StoreUnavailable
+from ..stores.base import BulkStatus, JournalFigures, Store, StoreUnavailable
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # prometheus-client's own variable: the folder of the multiprocess files, set by the supervisor (workers.py).
@@ -62,11 +63,12 @@ _CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
 class ProcessTally:
     """One process's requests and latencies, in dicts and lists."""
 
-    def __init__(self):
-        self._requests = {}  # (route, method, status) -> count
-        self._latency = {}  # route -> [count per bucket..., count over the last bucket, sum of seconds]
+    def __init__(self) -> None:
+        self._requests: dict[tuple[str, str, int], int] = {}  # (route, method, status) -> count
+        # route -> [count per bucket..., count over the last bucket, sum of seconds]
+        self._latency: dict[str, list[float]] = {}
 
-    def count(self, route, method, status, elapsed):
+    def count(self, route: str, method: str, status: int, elapsed: float) -> None:
         key = (route, method, status)
         requests = self._requests
         requests[key] = requests.get(key, 0) + 1
@@ -76,11 +78,11 @@ class ProcessTally:
         histogram[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         histogram[-1] += elapsed
 
-    def processes(self):
+    def processes(self) -> Iterable[Metric]:
         """This process's CPU, memory and descriptors."""
         return ProcessCollector(registry=None).collect()
 
-    def families(self):
+    def families(self) -> Iterable[Metric]:
         requests = CounterMetricFamily(REQUESTS, REQUESTS_HELP, labels=REQUEST_LABELS)
         for (route, method, status), count in sorted(self._requests.items()):
             requests.add_metric([_label(route), method, str(status)], count)
@@ -98,7 +100,7 @@ class SharedTally(ProcessTally):
     docs/performance.md#metrics-across-workers). A scrape merges every worker's files, those of workers that
     exited included, so totals never go down."""
 
-    def __init__(self, directory, pid=None):
+    def __init__(self, directory: str, pid: int | None = None) -> None:
         super().__init__()
         pid = os.getpid() if pid is None else pid
         self._counters = MmapedDict(os.path.join(directory, f"counter_{pid}.db"))
@@ -107,10 +109,10 @@ class SharedTally(ProcessTally):
         MmapedDict(os.path.join(directory, f"gauge_livesum_{pid}.db")).write_value(
             mmap_key(WORKERS, WORKERS, [], [], WORKERS_HELP), 1.0, 0.0)
         self._directory = directory
-        self._request_keys = {}  # (route, method, status) -> its key in the files
-        self._latency_keys = {}  # route -> [key per bucket..., key of the sum of seconds]
+        self._request_keys: dict[tuple[str, str, int], str] = {}  # (route, method, status) -> its key in the files
+        self._latency_keys: dict[str, list[str]] = {}  # route -> [key per bucket..., key of the sum of seconds]
 
-    def count(self, route, method, status, elapsed):
+    def count(self, route: str, method: str, status: int, elapsed: float) -> None:
         super().count(route, method, status, elapsed)
         requests = (route, method, status)
         key = self._request_keys.get(requests)
@@ -130,7 +132,7 @@ class SharedTally(ProcessTally):
         self._histograms.write_value(keys[bucket], histogram[bucket], 0.0)
         self._histograms.write_value(keys[-1], histogram[-1], 0.0)
 
-    def processes(self):
+    def processes(self) -> Iterable[Metric]:
         """Every live worker's CPU, memory and descriptors, labelled with its pid."""
         merged: dict[str, Metric] = {}
         for path in sorted(glob.glob(os.path.join(self._directory, "gauge_livesum_*.db"))):
@@ -144,14 +146,14 @@ class SharedTally(ProcessTally):
                     into.add_sample(sample.name, {**sample.labels, "pid": pid}, sample.value)
         return merged.values()
 
-    def families(self):
+    def families(self) -> Iterable[Metric]:
         return MultiProcessCollector.merge(glob.glob(os.path.join(self._directory, "*.db")))
 
 
 class Metrics:
     """A falcon middleware that counts and times requests, and the ``/metrics`` resource."""
 
-    def __init__(self, store):
+    def __init__(self, store: Store) -> None:
         self._store = store
         self._build = GaugeMetricFamily("growth_build_info", "1, labelled with the version, Python and store running",
                                         labels=["version", "python", "store"])
@@ -162,10 +164,11 @@ class Metrics:
         self._registry = CollectorRegistry()
         self._registry.register(self)
 
-    def process_request(self, req, resp):
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.env[_STARTED] = perf_counter()
 
-    def process_response(self, req, resp, resource, req_succeeded):
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
+                         req_succeeded: bool) -> None:
         elapsed = perf_counter() - req.env[_STARTED]
         method = req.method
         code = _CODES.get(resp.status)
@@ -174,13 +177,13 @@ class Metrics:
         self._tally.count(req.uri_template or "unmatched", method if method in KNOWN_METHODS else "other", code,
                           elapsed)
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.content_type = CONTENT_TYPE_LATEST
         resp.data = generate_latest(self._registry)
 
     on_head = on_get
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         """What a scrape reads; the store's figures are read now, so requests pay nothing for them."""
         yield from self._tally.families()
         yield from self._tally.processes()
@@ -198,6 +201,8 @@ class Metrics:
         if snapshots is not None and snapshots.last_success is not None:
             yield GaugeMetricFamily("growth_snapshot_last_success_timestamp_seconds",
                                     "Unix time of the last snapshot written", value=snapshots.last_success)
+        status: BulkStatus | None
+        size: int | None
         try:
             status, size = self._store.bulk_status(), self._store.size()
         except StoreUnavailable:
@@ -225,16 +230,17 @@ def _constant(value: str) -> Callable[[], str]:
     return lambda: value
 
 
-def _cumulative(histogram, bounds=_BOUNDS):
+def _cumulative(histogram: Sequence[float], bounds: list[str] = _BOUNDS) -> list[tuple[str, float]]:
     """Prometheus's buckets from counts by bucket (the last one past every bound; the sum after them)."""
-    cumulative, buckets = 0, []
+    cumulative: float = 0
+    buckets: list[tuple[str, float]] = []
     for bound, count in zip(bounds, histogram[:-1], strict=True):
         cumulative += count
         buckets.append((bound, cumulative))
     return buckets
 
 
-def _journal_metrics(journal):
+def _journal_metrics(journal: JournalFigures) -> Iterator[Metric]:
     yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk", value=journal.size_bytes)
     yield CounterMetricFamily("growth_journal_records", "Records appended to the journal since start",
                               value=journal.records)

@@ -11,10 +11,14 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import time
+from collections.abc import Callable
+from typing import Any
 
 import gevent
+from gevent.event import Event
 from gevent.os import fork_and_watch
 from gevent.queue import Queue
 from prometheus_client.multiprocess import mark_process_dead
@@ -35,8 +39,11 @@ SUPERVISOR_CHECK_SECONDS = 1.0
 
 log = logging.getLogger("growth_gevent")
 
+# A worker's work: serve_worker(index, stop), stop the Event a stop signal sets; it returns the exit code.
+ServeWorker = Callable[[int, Event], int]
 
-def run_workers(count, serve_worker, listener, shutdown_timeout):
+
+def run_workers(count: int, serve_worker: ServeWorker, listener: socket.socket, shutdown_timeout: float) -> int:
     """Fork ``count`` workers and supervise them until a stop signal; the exit code (see Supervisor).
     The workers find their metrics folder in the environment they inherit, where prometheus-client
     looks for it."""
@@ -61,8 +68,9 @@ class Supervisor:
     Arbiter. ``fork``, ``kill`` and ``clock`` are the operating system's unless a test fakes them.
     """
 
-    def __init__(self, count, serve_worker, listener, shutdown_timeout, metrics_dir=None,
-                 fork=fork_and_watch, kill=os.kill, clock=time.monotonic):
+    def __init__(self, count: int, serve_worker: ServeWorker, listener: socket.socket, shutdown_timeout: float,
+                 metrics_dir: str | None = None, fork: Callable[..., int] = fork_and_watch,
+                 kill: Callable[[int, int], None] = os.kill, clock: Callable[[], float] = time.monotonic) -> None:
         self._count = count
         self._metrics_dir = metrics_dir
         self._serve_worker = serve_worker
@@ -72,15 +80,15 @@ class Supervisor:
         self._kill = kill
         self._clock = clock
         self.events = Queue()
-        self.workers = {}  # pid -> (index, started at)
-        self._restarting = set()  # indexes of dead workers whose restart is scheduled
+        self.workers: dict[int, tuple[int, float]] = {}  # pid -> (index, started at)
+        self._restarting: set[int] = set()  # indexes of dead workers whose restart is scheduled
         self._boot_failures = 0
         self._stopping = False
         self._exit_code = 0
-        self._handlers = []
+        self._handlers: list[Any] = []
         self._pid = os.getpid()
 
-    def run(self):
+    def run(self) -> int:
         """Supervise until every worker has stopped; 0 when each shut down cleanly, else 1."""
         self._handlers = [gevent.signal_handler(signum, self.events.put, ("stop", signum))
                           for signum in STOP_SIGNALS] + ignore_signals()
@@ -92,7 +100,7 @@ class Supervisor:
         log.info("stopped")
         return self._exit_code
 
-    def spawn(self, index):
+    def spawn(self, index: int) -> None:
         # A signal between the fork and the worker's own handlers would kill the worker: hold it back.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
@@ -108,7 +116,7 @@ class Supervisor:
         self.workers[pid] = (index, self._clock())
         log.info("worker %d started as pid %d", index, pid)
 
-    def _be_worker(self, index):
+    def _be_worker(self, index: int) -> None:
         code = 1
         try:
             for handler in self._handlers:
@@ -126,7 +134,7 @@ class Supervisor:
             logging.shutdown()
             os._exit(code)  # never return into the supervisor's loop
 
-    def on_stop(self, signum):
+    def on_stop(self, signum: int | None) -> None:
         if self._stopping:
             return
         self._stopping = True
@@ -135,12 +143,12 @@ class Supervisor:
         self._signal_all(signal.SIGTERM)
         gevent.spawn_later(self._shutdown_timeout + KILL_GRACE_SECONDS, self._kill_remaining)
 
-    def on_restart(self, index):
+    def on_restart(self, index: int) -> None:
         self._restarting.discard(index)
         if not self._stopping:
             self.spawn(index)
 
-    def on_exit(self, pid, status):
+    def on_exit(self, pid: int, status: int) -> None:
         index, started = self.workers.pop(pid)
         if self._metrics_dir is not None:
             mark_process_dead(pid, self._metrics_dir)
@@ -163,16 +171,16 @@ class Supervisor:
         log.warning("worker %d exited with %d; starting another in %ss", index, code, RESTART_DELAY_SECONDS)
         self._restart_later(index)
 
-    def _restart_later(self, index):
+    def _restart_later(self, index: int) -> None:
         self._restarting.add(index)
         gevent.spawn_later(RESTART_DELAY_SECONDS, self.events.put, ("restart", index))
 
-    def _kill_remaining(self):
+    def _kill_remaining(self) -> None:
         if self.workers:
             log.warning("workers %s still running after the shutdown timeout: killed", sorted(self.workers))
             self._signal_all(signal.SIGKILL)
 
-    def _signal_all(self, signum):
+    def _signal_all(self, signum: int) -> None:
         for pid in list(self.workers):
             try:
                 self._kill(pid, signum)
@@ -180,7 +188,7 @@ class Supervisor:
                 pass
 
 
-def _stop_when_orphaned(supervisor, stop):
+def _stop_when_orphaned(supervisor: int, stop: Event) -> None:
     """A supervisor killed with SIGKILL cannot stop its workers: each notices, and stops gracefully."""
     while os.getppid() == supervisor:
         gevent.sleep(SUPERVISOR_CHECK_SECONDS)
