@@ -1,4 +1,4 @@
-"""What PEP 3333 asks of the connection besides its socket, kept as tables made once: a header field's key in
+"""What PEP 3333 asks of the exchange besides its socket, kept as tables made once: a header field's key in
 the environ (CGI's names), a status line's code, and the Connection header a response gives itself."""
 
 from http import HTTPStatus
