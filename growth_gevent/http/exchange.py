@@ -47,9 +47,9 @@ ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
 
 
 class Exchange:
-    """One request on a connection and its response: made when the request's first byte arrives, done
-    once its answer is sent (or refused). What the connection reads of it after: ``close_after`` and
-    ``body.finished``."""
+    """One request on a connection and its response, from the request's first byte until its answer is sent
+    (or refused). One object a connection, its fields set anew for each request: cheaper than one a request
+    (docs/http.md). What the connection reads of it once answered: ``close_after`` and ``body.finished``."""
 
     __slots__ = ("connection", "server", "started", "request_id", "method", "target", "http_1_0", "close_after",
                  "code", "response_head", "headers_sent", "content_length_given", "chunked", "result",
@@ -58,7 +58,7 @@ class Exchange:
     def __init__(self, connection: "Connection") -> None:
         self.connection = connection
         self.server = connection.server
-        self.started = time.time()  # for the access log's duration
+        self.started = 0.0  # time.time() at the request's first byte, for the access log's duration
         self.request_id = ""
         self.method: str | None = None  # None until the head is read
         self.target: str | None = None
@@ -73,10 +73,6 @@ class Exchange:
         self.result: Iterable[bytes] | None = None
         self.bytes_sent = 0
         self.body: SizedBody | ChunkedBody  # the request's body, from its head on
-
-    def serve(self, head: Head) -> None:
-        """Answer the request of ``head``: its environ to the application, its response to the client."""
-        self._run_application(self._environ(head))
 
     def _environ(self, head: Head) -> dict[str, Any]:
         """The WSGI environ of a parsed head: its fields as CGI names, its body as ``wsgi.input``."""
@@ -124,7 +120,11 @@ class Exchange:
         if not self.headers_sent:
             self._sendall(_CONTINUE)
 
-    def _run_application(self, environ: dict[str, Any]) -> None:
+    def serve(self, head: Head) -> None:
+        """Answer the request of ``head``: its environ to the application, its response to the client."""
+        self.code = self.bytes_sent = 0
+        self.headers_sent = self.chunked = False
+        environ = self._environ(head)
         try:
             self.result = self.server.application(environ, self.start_response)
             for data in self.result:
@@ -235,7 +235,9 @@ class Exchange:
         """Answer a request whose head could not be read with its refusal; False when the client is gone."""
         self._serve_as(new_request_id())
         http_log.info("bad request from %s: %s", self.connection.client_address[0], error)
+        self.method = self.target = None
         self.code = error.status
+        self.bytes_sent = 0
         try:
             self._sendall(raw_response(error.status, str(error), b"X-Request-ID: %s\r\n" % self.request_id.encode()))
         except OSError:

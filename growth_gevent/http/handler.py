@@ -148,7 +148,7 @@ class Connection:
         self.idle = True
         self.last_received = time.monotonic()  # when a byte last arrived (or the connection was accepted)
         self.requests = 0
-        self.exchange: Exchange | None = None  # the request being answered, or the last one
+        self.exchange = Exchange(self)  # the request being answered, or the last one
 
     def handle(self) -> None:
         server = self.server
@@ -202,7 +202,8 @@ class Connection:
         except OSError:
             return False
         self.idle = False
-        self.exchange = exchange = Exchange(self)
+        exchange = self.exchange
+        exchange.started = time.time()
         reader.wait(server.header_timeout)
         self.requests += 1
         try:
