@@ -3,15 +3,23 @@ live server, and a client that decodes gzip, on one process and on two workers o
 
 import gzip
 import io
+import json
+import os
+import random
+import signal
 import socket
+import threading
 import urllib.request
 
 import pandas
+import psutil
 import pytest
 
+from growth_gevent.testing import LISTENING, START_SECONDS
 from scripts.generate_data import generate
 from tests.helpers.support import two_workers_on_redis
 from tests.http.test_server_connections_live import rss_bytes
+from tests.stores.test_redis_tallies_live import BUILT, as_written_before_tallies
 
 EXPORTED_RECORDS = 2500  # three batches of the store's
 
@@ -64,6 +72,68 @@ def test_facets_of_a_live_server_count_what_the_list_counts(loaded_server):
     counts = frame(records).groupby("Country")["Year"].agg(["count", "min", "max"])
     assert [(item["Country"], item["records"], item["from"], item["to"]) for item in countries["items"]] == [
         (name, row["count"], row["min"], row["max"]) for name, row in counts.iterrows()]
+
+
+def assert_facets_are_the_exports(server):
+    """Each facet as every worker answers it (asked a few times: the kernel picks the worker) is what pandas
+    counts from the export."""
+    base = f"http://127.0.0.1:{server.port}/api/v1/growth"
+    exported = pandas.read_json(f"{base}/export", dtype={"Country": str, "Indicator": str})
+    answers, counted = set(), []
+    for field, path in (("Country", "countries"), ("Indicator", "indicators")):
+        counts = exported.groupby(field)["Year"].agg(["count", "min", "max"])
+        counted.append([(name, row["count"], row["min"], row["max"]) for name, row in counts.iterrows()])
+        for _ in range(4):
+            items = server.request_json("GET", f"/api/v1/growth/{path}")[1]["items"]
+            answers.add((field, json.dumps([(item[field], item["records"], item["from"], item["to"])
+                                            for item in items])))
+    assert sorted(answers) == sorted((field, json.dumps(rows, default=int))
+                                     for field, rows in zip(("Country", "Indicator"), counted, strict=True))
+
+
+def churn(server, seed, writes=60):
+    """Two clients at once, each on its connections: random PUTs, DELETEs and small bulk loads, applied."""
+    def client(rng):
+        for _ in range(writes):
+            country, indicator, year = rng.choice("ABCD"), rng.choice("WXYZ"), rng.randrange(1990, 2000)
+            action, path = rng.random(), f"/api/v1/growth/{country}/{indicator}/{year}"
+            if action < 0.45:
+                assert server.request_json("PUT", path, {"value": rng.randrange(9)})[0] in (200, 201)
+            elif action < 0.9:
+                assert server.request("DELETE", path)[0] in (204, 404)
+            else:
+                bulk = [{"Country": rng.choice("ABCD"), "Indicator": rng.choice("WXYZ"), "Value": 1,
+                         "Year": rng.randrange(1990, 2000)} for _ in range(rng.randrange(1, 12))]
+                assert server.request_json("POST", "/api/v1/growth", bulk)[0] == 202
+
+    clients = [threading.Thread(target=client, args=(random.Random(seed + n),)) for n in range(2)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join()
+    server.wait_until_complete()
+
+
+def test_facets_of_two_workers_stay_the_exports_through_churn_a_worker_killed_and_an_upgrade(
+        servers, request, redis_server):
+    env = two_workers_on_redis(request)
+    server = servers(**env)
+    server.wait_for_line(LISTENING, START_SECONDS)  # both workers listen
+    churn(server, 1)
+    assert_facets_are_the_exports(server)
+    os.kill(psutil.Process(server.process.pid).children()[0].pid, signal.SIGKILL)
+    server.wait_for_line(LISTENING, START_SECONDS)  # the worker started again
+    churn(server, 2)
+    assert_facets_are_the_exports(server)
+    # The store as a version without tallies left it, the service started again: built once, at start-up.
+    server.stop()
+    as_written_before_tallies(redis_server)
+    server = servers(**env)
+    server.wait_for_line(LISTENING, START_SECONDS)
+    churn(server, 3)
+    assert_facets_are_the_exports(server)
+    server.read_available_lines()
+    assert sum(BUILT in line for line in server.lines) == 1, server.lines
 
 
 STALLED_READERS = 20

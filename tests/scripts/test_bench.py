@@ -104,7 +104,8 @@ def test_the_facet_bench_shapes_are_those_it_names():
 def test_the_facet_bench_line_says_both_clients_figures():
     size = {"rps": 1234.4, "p99_us": 5678}
     assert facets.line("beside /countries", size, [0.002, 0.004, 0.009]) == (
-        "  beside /countries      GET /size     1234 req/s, p99     5.68 ms; the looping client 3 answers, median 4 ms")
+        "  beside /countries              GET /size     1234 req/s, p99     5.68 ms; "
+        "the looping client 3 answers, median 4.0 ms")
 
 
 def test_the_hosts_report_gives_each_hosts_cpu_per_request_against_granians_by_round():

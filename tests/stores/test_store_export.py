@@ -8,7 +8,7 @@ import pytest
 
 from growth_gevent.stores.base import EXPORT_BATCH_RECORDS
 from growth_gevent.stores.memory.reads import SERIES_PER_SLICE
-from tests.helpers.store_export import exported, loaded
+from tests.helpers.store_export import churn, exported, facets_of_every_kind, loaded
 from tests.helpers.support import applier_paused
 
 WAIT_SECONDS = 10
@@ -99,32 +99,9 @@ class TestFacets:
     def test_stay_those_of_the_records_through_puts_deletes_and_bulk_loads(self, store):
         rng = random.Random(34)
         keys = [(country, indicator, year) for country in "ABCD" for indicator in "WXYZ" for year in range(-3, 4)]
-        for _ in range(120):
-            action = rng.random()
-            if action < 0.45:
-                store.put(rng.choice(keys), rng.randrange(9))
-            elif action < 0.9:
-                store.delete(rng.choice(keys))
-            else:
-                loaded(store, [(key, 1) for key in rng.sample(keys, rng.randrange(1, 12))])
-            assert facets_of_every_kind(store) == facets_of_every_kind(store, exported(store)), action
-
-
-def facets_of_every_kind(store, records=None):
-    """Each facet, unfiltered and filtered by each name: from the store, or (``records`` given) counted from
-    those records."""
-    def count(by, country=None, indicator=None):
-        if records is None:
-            return store.facets(by, country=country, indicator=indicator)
-        totals = {}
-        for (record_country, record_indicator, year), _ in records:
-            if country in (None, record_country) and indicator in (None, record_indicator):
-                name = record_country if by == "country" else record_indicator
-                records_, first, last = totals.get(name, (0, year, year))
-                totals[name] = (records_ + 1, min(first, year), max(last, year))
-        return [(name, *counts) for name, counts in sorted(totals.items())]
-    return ([count("country"), count("indicator")] + [count("country", indicator=name) for name in "WXYZ"]
-            + [count("indicator", country=name) for name in "ABCD"])
+        for step in range(120):
+            churn([store], keys, rng, 1)
+            assert facets_of_every_kind(store) == facets_of_every_kind(store, exported(store)), step
 
 
 @pytest.mark.parametrize("scan", [

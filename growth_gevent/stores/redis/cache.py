@@ -97,7 +97,7 @@ class ReadCache:
         if self._connection is not None:
             self._connection.close()
 
-    def _follow(self):
+    def _follow(self) -> None:
         """The greenlet that reads invalidations and PING answers, connecting again when cut off."""
         while True:
             try:
@@ -136,7 +136,7 @@ class ReadCache:
             self._off = False
         return connection
 
-    def _receive(self, message):
+    def _receive(self, message: list[Any]) -> None:
         kind = message[0]
         if kind == b"message":
             keys = message[2]
@@ -148,7 +148,7 @@ class ReadCache:
         elif kind == b"pong":
             self._fresh_as_of = self._pings.popleft()
 
-    def _ping(self):
+    def _ping(self) -> None:
         """The greenlet that sends a PING when a read finds the last answered one older than a quarter of
         the bound, one at a time; a PING unanswered for the store's timeout cuts the connection, which
         _follow then makes again."""
@@ -168,7 +168,7 @@ class ReadCache:
             except OSError:
                 pass  # _follow sees it too, and connects again
 
-    def _disconnect(self):
+    def _disconnect(self) -> None:
         self._fresh_as_of = -math.inf
         self._series.clear()
         if self._connection is not None:

@@ -17,7 +17,7 @@ from redis._parsers import BaseParser
 LOST = (OSError, hiredis.ProtocolError, redis.ConnectionError)
 
 
-def command(*arguments) -> bytes:
+def command(*arguments: Any) -> bytes:
     """One command in RESP, as Redis reads it (strings in UTF-8), encoded in C: a fifth of the time."""
     return hiredis.pack_command(arguments)
 
@@ -34,7 +34,7 @@ class Connection:
     tests do not patch it), and the reader of its replies, which turns error replies into redis-py's
     exceptions."""
 
-    def __init__(self, sock):
+    def __init__(self, sock: gevent.socket.socket) -> None:
         self.socket = sock
         # Error replies become redis-py's exceptions, mapped as redis-py maps them.
         self._reader = hiredis.Reader(replyError=BaseParser.parse_error)
@@ -86,7 +86,7 @@ def unasked_reply_error(reply: Any) -> redis.RedisError:
     return reply if isinstance(reply, redis.RedisError) else redis.ConnectionError(f"Redis sent {reply!r} unasked")
 
 
-def ask(connection: Connection, *arguments) -> Any:
+def ask(connection: Connection, *arguments: Any) -> Any:
     """Send one command and wait for its reply, raising an error reply (before pipelining starts)."""
     connection.sendall(command(*arguments))
     replies: list[Any] = []  # RESP replies, of any of its types

@@ -7,6 +7,17 @@
 - ``growth:size``: how many records there are
 - ``growth:years``: hash, ``{COUNTRY}/{INDICATOR}`` -> ``"{first} {last}"``, the series' year range, written
   by the facets script when it needs one, dropped by every write that adds or removes a year of the series
+- ``growth:tally:country:{COUNTRY}``, ``growth:tally:indicator:{INDICATOR}``: hash, ``records`` -> the
+  name's records, and ``{year}`` -> its records of that year; ``growth:tally:country-years:{COUNTRY}``,
+  ``growth:tally:indicator-years:{INDICATOR}``: sorted set of the name's years (each scored by itself), so
+  its first and last are one ``ZRANGE`` each and removing the last record of either is O(log n): the facet
+  tallies, kept by the scripts that create or remove records (``lua/tally.lua``), a name's keys removed with
+  its last record. Per name, not per series: what they cost is names x years, whatever the series
+- ``growth:indicators``: sorted set of the indicators that have records (all scores 0), kept with their tallies
+- ``growth:version``: the layout's version, LAYOUT_VERSION once the tallies are kept; absent in a store
+  written by an older version (or emptied), which ``build_tallies.lua`` brings up to date in steps:
+  ``growth:tally_build``, hash, ``country`` and ``indicator`` of the last series it read (its cursor), and
+  ``growth:tally_build:lock``, the token of the worker building them
 - ``growth:generation``: a count that every write creating or removing a record increments (a value replaced
   changes no facet): the facets a worker read are still true while it has not changed
 - ``growth:jobs``: accepted bulk jobs, oldest first; ``growth:job:{N}``: the chunks of job N not yet
@@ -41,6 +52,10 @@ SERIES_PREFIX = PREFIX + "s:"
 COUNTRIES = PREFIX + "countries"
 SIZE = PREFIX + "size"
 YEAR_RANGES = PREFIX + "years"
+VERSION = PREFIX + "version"
+# The layout this code writes: 2 keeps the facet tallies (absent: 1, before them).
+LAYOUT_VERSION = 2
+TALLY_BUILD = PREFIX + "tally_build"
 GENERATION = PREFIX + "generation"
 JOBS = PREFIX + "jobs"
 BULK = PREFIX + "bulk"
@@ -55,6 +70,11 @@ MAX_GROUP_FIELDS = 4000
 
 def series_key(country: str, indicator: str) -> str:
     return f"{SERIES_PREFIX}{country}/{indicator}"
+
+
+def tally_keys(kind: str, name: str) -> tuple[str, str]:
+    """The facet tally of a country or an indicator (``kind``): its counts hash and its years' sorted set."""
+    return f"{PREFIX}tally:{kind}:{name}", f"{PREFIX}tally:{kind}-years:{name}"
 
 
 def new_keys_key(country: str, indicator: str) -> str:
@@ -84,5 +104,5 @@ def encode_chunk(records: list[Record]) -> str:
     return "[" + ",".join(parts) + "]"
 
 
-def _name_json(name):
+def _name_json(name: str) -> str:
     return ujson.dumps(name, ensure_ascii=False)

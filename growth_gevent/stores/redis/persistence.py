@@ -101,12 +101,12 @@ class PersistenceWatch:
         if self._greenlet is not None:
             self._greenlet.kill()
 
-    def _run(self):
+    def _run(self) -> None:
         while True:
             gevent.sleep(self._interval)
             self._check_when_reachable()
 
-    def _check_when_reachable(self):
+    def _check_when_reachable(self) -> None:
         try:
             self.check()
         except redis.RedisError:
@@ -160,7 +160,7 @@ class PersistenceWatch:
         uptime = fields.get("uptime_in_seconds", "").strip()
         return fields.get("run_id", "").strip() or None, int(uptime) if uptime.isdigit() else None
 
-    def _say_persistence(self):
+    def _say_persistence(self) -> None:
         try:
             settings = {name: self._config_get(name) for name in ("appendonly", "appendfsync", "save")}
         except redis.ResponseError as error:  # CONFIG renamed or refused, as managed Redis services do
@@ -177,7 +177,7 @@ class PersistenceWatch:
             log.warning("Redis persistence: %s (for none lost: appendonly yes, appendfsync always; see "
                         "docs/durability.md)", risk)
 
-    def _say_losses(self, fsync):
+    def _say_losses(self, fsync: str | None) -> None:
         replicas = self._connected_replicas()
         log.info("Redis: what a failure loses of the acknowledged writes (GROWTH_REDIS_MIN_REPLICAS=%d, "
                  "%s replicas connected; see docs/durability.md):\n%s", self._min_replicas,
@@ -186,7 +186,7 @@ class PersistenceWatch:
             log.warning("GROWTH_REDIS_MIN_REPLICAS=%d, but the Redis primary has %d replicas connected: writes "
                         "answer 503 until enough replicas confirm them", self._min_replicas, replicas)
 
-    def _connected_replicas(self):
+    def _connected_replicas(self) -> int | None:
         """INFO replication's connected_slaves; None when INFO is refused."""
         try:
             info = self._call("INFO", "replication").decode(errors="replace")
@@ -197,7 +197,7 @@ class PersistenceWatch:
                 return int(line.removeprefix("connected_slaves:"))
         return None
 
-    def _config_get(self, name):
+    def _config_get(self, name: str) -> str:
         reply = self._call("CONFIG", "GET", name)  # [name, value]; Redis 6 takes one name per call
         if len(reply) != 2:
             raise redis.ResponseError(f"no setting {name}")

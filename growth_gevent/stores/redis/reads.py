@@ -1,11 +1,15 @@
 """The Redis store's reads across many series: list queries, the export and the facets.
 
 Each runs in scripts of about SCAN_BUDGET records (``records.lua``, ``facets.lua``), so that one holds Redis no
-longer than a few ms, and the worker yields to its other greenlets while it waits for each. The facets a
-worker read are kept while ``growth:generation`` (incremented by every write that creates or removes a
-record) and the data marker (:mod:`.durability`) say nothing changed: a client asking for them again costs
-one round trip. Without the marker (Redis lost its data, and no worker has set it again yet) nothing is kept:
-a generation counted again from 0 could match one from before.
+longer than a few ms, and the worker yields to its other greenlets while it waits for each. The facets of
+every country or indicator (or of one, by itself) are read from the tallies that the writes keep
+(``tallies.lua``): they cost what they return, after a write too; those filtered by the other name read the
+series they match (``facets.lua``), as do all of them until a store written by an older version has its
+tallies built (:mod:`.tally_build`). The facets a worker read are kept while ``growth:generation``
+(incremented by every write that creates or removes a record), the data marker (:mod:`.persistence`) and the
+layout's version say nothing changed: a client asking for them again costs one round trip. Without the
+marker (Redis lost its data, and no worker has set it again yet) nothing is kept: a generation counted again
+from 0 could match one from before.
 """
 
 import collections
@@ -15,9 +19,10 @@ from typing import Any
 import ujson
 
 from ...core.records import Key, Number, Record
-from ..base import EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
+from ..base import COUNTRY, EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
 from . import scripts
-from .keys import DATA_MARKER, GENERATION, PREFIX, series_key
+from .keys import DATA_MARKER, GENERATION, LAYOUT_VERSION, PREFIX, VERSION, series_key
+from .tally_build import TallyBuild
 
 # Records a list query examines per script, each series read counting SCAN_SERIES_COST more (it costs as
 # much as that many years): a few ms of Redis time (docs/performance.md#list-queries-in-budgeted-scripts).
@@ -29,18 +34,22 @@ EXPORT_SCAN_BUDGET = EXPORT_BATCH_RECORDS
 # Facets kept per worker, the least recently read dropped first: each filter is one (what keeping them
 # saves: docs/performance.md#facets-and-range-lists-beside-other-clients).
 FACETS_KEPT = 16
+# Names a tallies script reads: three commands each, about what a list script's budget costs.
+TALLY_NAMES = SCAN_BUDGET // SCAN_SERIES_COST
 
 
 class Reads:
     """List queries, the export and the facets, through ``call`` (one command, one reply, Redis's errors
     already made StoreUnavailable by the store)."""
 
-    def __init__(self, call: Callable[..., Any]):
+    def __init__(self, call: Callable[..., Any]) -> None:
         self._call = call
-        # (by, country, indicator) -> (generation and data marker when read, the facets)
-        self._facets: collections.OrderedDict[tuple, tuple[list, list[Facet]]] = collections.OrderedDict()
+        # (by, country, indicator) -> (generation, data marker and version when read, the facets)
+        self._facets: collections.OrderedDict[tuple[str, str | None, str | None],
+                                              tuple[list[bytes | None], list[Facet]]] = collections.OrderedDict()
+        self._tally_build = TallyBuild(call, SCAN_BUDGET, SCAN_SERIES_COST)
 
-    def _run(self, script: scripts.Script, arguments: list) -> Any:
+    def _run(self, script: scripts.Script, arguments: list[Any]) -> Any:
         return script.run(self._call, [], arguments)
 
     def series(self, country: str, indicator: str, first: int | None = None,
@@ -105,15 +114,47 @@ class Reads:
                 return
 
     def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
-        """Those read last for the same ``by`` and filter while the generation and the data marker are the
-        same; else read again, by ``facets.lua``, the generation read before, so that a write made while
-        they are read makes the next read read them again."""
+        """Those read last for the same ``by`` and filter while the generation, the data marker and the
+        version are the same; else read again, the generation read before, so that a write made while they
+        are read makes the next read read them again."""
         asked = (by, country, indicator)
-        generation = self._call("MGET", GENERATION, DATA_MARKER)
+        state = self._call("MGET", GENERATION, DATA_MARKER, VERSION)
         kept = self._facets.get(asked)
-        if kept is not None and kept[0] == generation and generation[1] is not None:
+        if kept is not None and kept[0] == state and state[1] is not None:
             self._facets.move_to_end(asked)
             return kept[1]
+        name, other = (country, indicator) if by == COUNTRY else (indicator, country)
+        facets = None
+        if int(state[2] or 0) >= LAYOUT_VERSION:
+            if other is None:
+                facets = self._tallied(by, name)
+        else:
+            self._tally_build.start()
+        if facets is None:
+            facets = self._scanned(by, country, indicator)
+        self._facets[asked] = (state, facets)
+        if len(self._facets) > FACETS_KEPT:
+            self._facets.popitem(last=False)
+        return facets
+
+    def _tallied(self, by: str, name: str | None) -> list[Facet] | None:
+        """The facets of every name of ``by``'s kind (or of ``name``) from their tallies, in name order; None
+        when the store has none (emptied while they were read: its tallies are to be built again)."""
+        facets: list[Facet] = []
+        resume = ""
+        while True:
+            reply = self._run(scripts.TALLIES, [PREFIX, by, name or "", resume, TALLY_NAMES])
+            if reply == [b"old"]:
+                self._tally_build.start()
+                return None
+            rows, resume = reply
+            facets += [(rows[k].decode(), rows[k + 1], rows[k + 2], rows[k + 3]) for k in range(0, len(rows), 4)]
+            if not resume:
+                return facets
+            resume = resume.decode()
+
+    def _scanned(self, by: str, country: str | None, indicator: str | None) -> list[Facet]:
+        """The facets counted from the series that match (``facets.lua``)."""
         totals: dict[str, list[int]] = {}
         resume = ""
         while True:
@@ -122,14 +163,16 @@ class Reads:
             for k in range(0, len(rows), 4):
                 add_to_facet(totals, rows[k].decode(), rows[k + 1], rows[k + 2], rows[k + 3])
             if not resume:
-                break
+                return facet_list(totals)
             resume = resume.decode()
-        facets = facet_list(totals)
-        self._facets[asked] = (generation, facets)
-        if len(self._facets) > FACETS_KEPT:
-            self._facets.popitem(last=False)
-        return facets
+
+    def build_tallies(self) -> None:
+        """Have the facet tallies built, if the store was written without them (:mod:`.tally_build`)."""
+        self._tally_build.start()
 
     def forget(self) -> None:
         """Drop the facets kept: the primary changed, and the next one may have other data and generation."""
         self._facets.clear()
+
+    def close(self) -> None:
+        self._tally_build.close()

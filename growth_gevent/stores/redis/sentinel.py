@@ -12,9 +12,11 @@ used only once ``ROLE`` says ``master``, and a ``READONLY`` reply, a lost connec
 """
 
 import logging
+import socket
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gevent
 import redis
@@ -221,7 +223,7 @@ class SentinelPrimary:
         finally:
             connection.close()
 
-    def _follow(self):
+    def _follow(self) -> None:
         """The greenlet that follows the Sentinels' failover messages on one Sentinel at a time, moving
         to the next when it is lost."""
         lost_all = False
@@ -266,11 +268,11 @@ class PrimaryConnection(redis.Connection):
     """A redis-py connection (of the bulk loads' pool) to the primary that the Sentinels name, found
     again at each connect."""
 
-    def __init__(self, primary: SentinelPrimary, **kwargs):
+    def __init__(self, primary: SentinelPrimary, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._primary = primary
 
-    def _connect(self):
+    def _connect(self) -> socket.socket:
         self.host, self.port = self._primary.address()
         return super()._connect()
 

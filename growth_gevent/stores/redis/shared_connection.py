@@ -54,12 +54,12 @@ class SharedConnection:
         self._link: _Link | None = None  # the current connection's
         self._attempt: gevent.Greenlet | None = None  # making a connection: its value is a _Link or an error
 
-    def call(self, *arguments) -> Any:
+    def call(self, *arguments: Any) -> Any:
         """Redis's reply to one command; a redis-py exception for an error reply or a lost connection.
         A command that was not sent, the connection being found closed, is sent on a new one."""
         return self._call(arguments)[0]
 
-    def write(self, *arguments) -> Any:
+    def write(self, *arguments: Any) -> Any:
         """:meth:`call`, for a command that writes: with ``replicas``, answered only once that many
         replicas have what it wrote (WAIT); NotReplicated when they did not confirm it in time."""
         reply, link = self._call(arguments)
@@ -69,14 +69,14 @@ class SharedConnection:
                 raise NotReplicated(confirmed, self._replicas, self._wait_milliseconds / 1000)
         return reply
 
-    def _call(self, arguments):
+    def _call(self, arguments: tuple[Any, ...]) -> tuple[Any, "_Link"]:
         """The reply, and the link it came on."""
         try:
             return self._send(arguments)
         except NotSent:
             return self._send(arguments)
 
-    def _send(self, arguments):
+    def _send(self, arguments: tuple[Any, ...]) -> tuple[Any, "_Link"]:
         link = self._link or self._connect()
         return link.ask(arguments, self._max_waiting), link
 
@@ -88,7 +88,7 @@ class SharedConnection:
         if self._link is not None:
             self._link.fail(redis.ConnectionError(why))
 
-    def _connect(self):
+    def _connect(self) -> "_Link":
         if self._attempt is None:
             self._attempt = gevent.spawn(self._open)
         attempt = self._attempt
@@ -101,7 +101,7 @@ class SharedConnection:
             raise outcome.error
         return outcome
 
-    def _open(self):
+    def _open(self) -> "_Link | redis.ConnectionError":
         try:
             connection = self._new_connection()
         except (*LOST, redis.RedisError) as error:  # RedisError: AUTH or SELECT refused
@@ -110,7 +110,7 @@ class SharedConnection:
         self._link = _Link(connection, self._lost, self._timeout)
         return self._link
 
-    def _lost(self, link):
+    def _lost(self, link: "_Link") -> None:
         if self._link is link:
             self._link = None
 
@@ -133,7 +133,7 @@ class _Link:
         self._next_confirmation = None  # the AsyncResult of the WAIT to send next, once there is a caller
         self._confirming = False  # a greenlet sends WAITs, one at a time
 
-    def ask(self, arguments, max_waiting: int) -> Any:
+    def ask(self, arguments: tuple[Any, ...], max_waiting: float) -> Any:
         """Redis's reply to one command sent on this connection (see SharedConnection.call)."""
         if self.error is not None:
             raise self.error
@@ -159,7 +159,7 @@ class _Link:
                 gevent.spawn(self._send_confirmations, replicas, milliseconds)
         return confirmation.get()
 
-    def _send_confirmations(self, replicas, milliseconds):
+    def _send_confirmations(self, replicas: int, milliseconds: int) -> None:
         self._confirming = True
         try:
             while (confirmation := self._next_confirmation) is not None:
@@ -171,7 +171,7 @@ class _Link:
         finally:
             self._confirming = False
 
-    def fail(self, error):
+    def fail(self, error: redis.RedisError) -> None:
         """Close the connection, and raise ``error`` in every caller waiting on it."""
         self._on_lost(self)
         if self._connection is None:
@@ -186,7 +186,7 @@ class _Link:
         gevent.killall([greenlet for greenlet in self._greenlets if greenlet is not gevent.getcurrent()],
                        block=False)
 
-    def _write(self):
+    def _write(self) -> None:
         try:
             while True:
                 self.write_wanted.wait()
@@ -216,7 +216,7 @@ class _Link:
         except LOST as error:
             self.fail(redis.ConnectionError(f"connection to Redis lost: {error}"))
 
-    def _watch(self):
+    def _watch(self) -> None:
         """Fail the connection once its oldest command has waited ``timeout`` seconds for its answer: one
         check a quarter of the timeout, rather than a timer for each command."""
         while True:

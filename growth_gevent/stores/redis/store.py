@@ -11,6 +11,8 @@ jobs proceed. The keys are in :mod:`.keys`, the scripts in :mod:`.scripts`, the 
 import functools
 import logging
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import gevent
 import redis
@@ -21,10 +23,13 @@ from redis.retry import Retry
 
 from ...core.logs import ThrottledLog
 from ...core.loop import let_io_run
+from ...core.records import Key, Number, Record
 from ..base import (
     JOBS_KEPT,
     BulkQueueFull,
     BulkStatus,
+    Check,
+    Facet,
     Health,
     JobStatus,
     Store,
@@ -34,6 +39,7 @@ from ..base import (
 from . import scripts
 from .cache import ReadCache
 from .connection import open_connection
+from .errors import available
 from .keys import (
     BULK,
     COUNTRIES,
@@ -53,6 +59,7 @@ from .keys import (
 )
 from .persistence import PersistenceWatch
 from .reads import Reads
+from .scripts import Script
 from .sentinel import PrimaryConnection, PrimarySSLConnection, SentinelPrimary, SentinelURL
 from .shared_connection import NotReplicated, SharedConnection
 
@@ -69,41 +76,7 @@ WAIT_POLL_SECONDS = 0.005
 
 log = logging.getLogger("growth_gevent")
 
-# Redis answers that mean "not now" rather than "wrong": unreachable, out of memory, loading, a
-# replica, a cluster resharding; and BUSY (a long script), which redis-py has no class for.
-_UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.OutOfMemoryError,
-                redis.exceptions.ReadOnlyError, redis.exceptions.MasterDownError,
-                redis.exceptions.TryAgainError)
-_BUSY = "BUSY "
 _NO_SUCH_DATABASE = "DB index is out of range"
-
-
-class WriteNotReplicated(StoreUnavailable):
-    """A write made on the primary that too few replicas confirmed in time; ``client_message`` says what
-    that means for it."""
-
-    def __init__(self, error: NotReplicated):
-        super().__init__(f"redis: {error}")
-        self.client_message = f"{error}; retry later"
-
-
-def _available(method):
-    """Redis being down, full or read-only is :class:`StoreUnavailable`; anything else is a bug."""
-    @functools.wraps(method)
-    def wrapper(store, *args, **kwargs):
-        try:
-            return method(store, *args, **kwargs)
-        except NotReplicated as error:
-            raise WriteNotReplicated(error) from None
-        except _UNAVAILABLE as error:
-            if isinstance(error, redis.exceptions.ReadOnlyError):
-                store._not_primary(error)
-            raise StoreUnavailable(f"redis: {error}") from None
-        except redis.ResponseError as error:
-            if not str(error).startswith(_BUSY):
-                raise
-            raise StoreUnavailable(f"redis: {error}") from None
-    return wrapper
 
 
 class RedisStore(Store):
@@ -177,7 +150,7 @@ class RedisStore(Store):
         self._failure_log = ThrottledLog(FAILURE_LOG_LINES, FAILURE_LOG_WINDOW_SECONDS, log)
         self._applier = gevent.spawn(self._apply_queued_jobs)
 
-    def ping(self):
+    def ping(self) -> None:
         """The start-up check: raises ValueError when the URL names a database the server does not have
         (a setting to fix, not an outage), StoreUnavailable when Redis does not answer. Then, or once Redis
         answers, says what a Redis crash would lose and watches for Redis losing its data (see
@@ -186,9 +159,10 @@ class RedisStore(Store):
             self._ping()
         finally:
             self._persistence.start()
+            self._reads.build_tallies()
 
-    @_available
-    def _ping(self):
+    @available
+    def _ping(self) -> None:
         try:
             self._redis.ping()
         except redis.ResponseError as error:
@@ -196,12 +170,12 @@ class RedisStore(Store):
                 raise
             raise ValueError(self._no_such_database()) from None
 
-    def _not_primary(self, error):
+    def _not_primary(self, error: Exception) -> None:
         """Redis answered READONLY: the node written to is a replica now."""
         if self._primary is not None:
             self._primary.suspect(f"it answered {error}")
 
-    def _primary_lost(self):
+    def _primary_lost(self) -> None:
         """The Sentinels' primary is given up (see :class:`SentinelPrimary`): every connection to it is
         closed, and the cache emptied, since the next primary may lack what this one sent it last."""
         self._shared.disconnect("the Redis primary changed, or is failing over")
@@ -213,7 +187,7 @@ class RedisStore(Store):
     def health(self) -> Health:
         return Health(writes_refused=self._persistence.missing_replicas, data_losses=self._persistence.losses)
 
-    def _no_such_database(self):
+    def _no_such_database(self) -> str:
         pool = self._redis.connection_pool
         database = pool.connection_kwargs.get("db", 0)
         # CONFIG may be refused (managed Redis services rename it): the message then goes without the count.
@@ -230,23 +204,23 @@ class RedisStore(Store):
         count = int(databases)
         return f"the Redis URL selects database {database}, but the server has {count} (0 to {count - 1})"
 
-    @_available
-    def get(self, key):
+    @available
+    def get(self, key: Key) -> Number | None:
         country, indicator, year = key
         series = series_key(country, indicator)
         if self._cache is None:
             return self._read(series, year)
         return self._cache.get(series, year, lambda: self._read(series, year))
 
-    def _read(self, series, year):
+    def _read(self, series: str, year: int) -> Number | None:
         raw = self._shared.call("HGET", series, year)
         return None if raw is None else ujson.loads(raw)
 
-    @_available
-    def put(self, key, value, check=None):
+    @available
+    def put(self, key: Key, value: Number, check: Check | None = None) -> bool:
         country, indicator, year = key
         keys = record_keys(country, indicator)
-        arguments = [year, ujson.dumps(value), country, indicator, self._max_records]
+        arguments = [year, ujson.dumps(value), country, indicator, self._max_records, PREFIX]
         try:
             created = self._checked(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK, YEAR_RANGES,
                                                   GENERATION], arguments, check)
@@ -256,17 +230,17 @@ class RedisStore(Store):
             raise StoreFull(int(created[1]), self._max_records, 1)
         return created == 1
 
-    @_available
-    def delete(self, key, check=None):
+    @available
+    def delete(self, key: Key, check: Check | None = None) -> bool:
         country, indicator, year = key
         keys = record_keys(country, indicator)
         try:
-            return self._checked(scripts.DELETE, [*keys, YEAR_RANGES, GENERATION], [year, country, indicator],
-                                 check) == 1
+            return self._checked(scripts.DELETE, [*keys, YEAR_RANGES, GENERATION],
+                                 [year, country, indicator, PREFIX], check) == 1
         finally:
             self._forget(keys[0])
 
-    def _checked(self, script, keys, arguments, check):
+    def _checked(self, script: Script, keys: list[str], arguments: list[Any], check: Check | None) -> Any:
         """The reply of a put or delete script (a write: :meth:`SharedConnection.write`), run once ``check``
         passed on the value stored (when given): the script writes only if that value is still the one
         stored, else this reads and checks again."""
@@ -279,40 +253,44 @@ class RedisStore(Store):
             if reply != [b"changed"]:
                 return reply
 
-    def _run(self, script, keys, arguments):
+    def _run(self, script: Script, keys: list[str], arguments: list[Any]) -> Any:
         """A script's reply, through the shared connection."""
         return script.run(self._shared.call, keys, arguments)
 
-    def _forget(self, series):
+    def _forget(self, series: str) -> None:
         # Also when the write failed: its answer may have been lost after it was made.
         if self._cache is not None:
             self._cache.forget(series)
 
-    @_available
-    def size(self):
+    @available
+    def size(self) -> int:
         return int(self._shared.call("GET", SIZE) or 0)
 
     # The reads across many series are :class:`Reads`'s, through _call.
 
-    def series(self, country, indicator, first=None, last=None):
+    def series(self, country: str, indicator: str, first: int | None = None,
+               last: int | None = None) -> list[tuple[int, Number]]:
         return self._reads.series(country, indicator, first, last)
 
-    def records(self, country=None, indicator=None, first=None, last=None, offset=0, limit=100, after=None):
+    def records(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+                last: int | None = None, offset: int = 0, limit: int = 100,
+                after: Key | None = None) -> tuple[int, list[Record]]:
         return self._reads.records(country, indicator, first, last, offset, limit, after)
 
-    def export(self, country=None, indicator=None, first=None, last=None):
+    def export(self, country: str | None = None, indicator: str | None = None, first: int | None = None,
+               last: int | None = None) -> Iterator[list[Record]]:
         return self._reads.export(country, indicator, first, last)
 
-    def facets(self, by, country=None, indicator=None):
+    def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
         return self._reads.facets(by, country, indicator)
 
-    @_available
-    def _call(self, *command):
+    @available
+    def _call(self, *command: Any) -> Any:
         """One command's reply through the shared connection."""
         return self._shared.call(*command)
 
-    @_available
-    def submit_bulk(self, records, initial=False):
+    @available
+    def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:
         chunks = []
         size = self._chunk_size
         for start in range(0, len(records), size):
@@ -334,15 +312,15 @@ class RedisStore(Store):
         self._wake.set()
         return job
 
-    @_available
-    def check_bulk_room(self, records):
+    @available
+    def check_bulk_room(self, records: int) -> None:
         # lua/enqueue.lua decides again, in the same step as it queues, and judges the record cap.
         pending = int(self._shared.call("HGET", BULK, "pending") or 0)
         if pending + records > self._queue_records:
             raise BulkQueueFull(pending, self._queue_records, records)
 
-    @_available
-    def needs_initial_data(self):
+    @available
+    def needs_initial_data(self) -> bool:
         """Redis lost its data (restarted empty, flushed): no records, no job queued, and initial data
         not queued since; decided in one round trip."""
         with self._redis.pipeline(transaction=False) as pipeline:
@@ -352,18 +330,18 @@ class RedisStore(Store):
             size, queued, initial = pipeline.execute()
         return not int(size or 0) and not queued and not initial
 
-    @_available
-    def bulk_status(self):
+    @available
+    def bulk_status(self) -> BulkStatus:
         fields = self._shared.call("HMGET", BULK, "latest_applied", "latest_total", "accepted", "applied",
                                      "records", "pending", "failed")
         return BulkStatus.of(*(int(field or 0) for field in fields))
 
-    @_available
-    def job_status(self, job):
+    @available
+    def job_status(self, job: int) -> JobStatus | None:
         reply = self._run(scripts.JOB_STATUS, [JOB_RECORDS, REMAINING], [job])
         return JobStatus(reply[0].decode(), reply[1], reply[2]) if reply else None
 
-    def wait_idle(self, timeout=None):
+    def wait_idle(self, timeout: float | None = None) -> bool:
         """Every job accepted so far, by any worker, applied or given up on; False at once if Redis cannot
         be reached, since what is queued stays queued in Redis for whichever worker runs next."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -381,7 +359,7 @@ class RedisStore(Store):
             self._wake.set()
             gevent.sleep(WAIT_POLL_SECONDS)
 
-    def _replicated(self, script, keys, arguments):
+    def _replicated(self, script: Callable[..., Any], keys: list[str], arguments: list[Any]) -> Any:
         """A script's reply through the pool; with ``min_replicas``, once that many replicas confirmed what
         it wrote (a WAIT on the same connection), else NotReplicated."""
         if not self._min_replicas:
@@ -394,18 +372,19 @@ class RedisStore(Store):
             raise NotReplicated(confirmed, self._min_replicas, self._replica_timeout)
         return reply
 
-    def close(self):
+    def close(self) -> None:
         self._applier.kill()
         if self._primary is not None:
             self._primary.close()
         self._persistence.close()
+        self._reads.close()
         self._shared.close()
         if self._cache is not None:
             self._cache.close()
         self._redis.close()
         self._redis.connection_pool.disconnect()
 
-    def _apply_queued_jobs(self):
+    def _apply_queued_jobs(self) -> None:
         """The background greenlet: apply queued chunks while there are any, yielding between them."""
         paused = False
         while True:
@@ -424,8 +403,8 @@ class RedisStore(Store):
             else:
                 paused = False
 
-    @_available
-    def _apply_one_chunk(self):
+    @available
+    def _apply_one_chunk(self) -> bool:
         """Apply the oldest job's next chunk. False when nothing is queued, or when the chunk failed and
         is to be tried again at the next wake-up; True when there may be more to apply now."""
         outcome, *failure = self._replicated(self._apply_next_chunk,

@@ -1,15 +1,20 @@
 -- KEYS: jobs, bulk, size, countries, remaining, dead, dead errors, job records; ARGV: prefix, attempts per chunk.
 -- Returns {'idle'} when nothing is queued, {'applied', records}, or, when the chunk failed,
 -- {'failed', job, attempt, error} to be tried again or {'dead', job, attempt, error} once given up on.
+-- The records it creates are counted in the facet tallies (tally.lua).
 local id = redis.call('LINDEX', KEYS[1], 0)
 if not id then return {'idle'} end
 local p = ARGV[1]
 local job = p .. 'job:' .. id
 -- The years of a chunk's group, and the count of its keys that a job waiting counted as new (enqueue.lua)
 -- that it forgets: those of ``job`` only, or all of them (stored now, so counted by size).
-local function forget_new_keys(country, indicator, fields, job)
-  local counted, years = p .. 'new:' .. country .. '/' .. indicator, {}
+local function years_of(fields)
+  local years = {}
   for f = 1, #fields, 2 do years[#years + 1] = fields[f] end
+  return years
+end
+local function forget_new_keys(country, indicator, fields, job)
+  local counted, years = p .. 'new:' .. country .. '/' .. indicator, years_of(fields)
   if job then
     local owners = redis.call('HMGET', counted, unpack(years))
     local own = {}
@@ -20,13 +25,31 @@ local function forget_new_keys(country, indicator, fields, job)
   if forgotten > 0 then redis.call('HINCRBY', KEYS[2], 'new', -forgotten) end
 end
 local counting = tonumber(redis.call('HGET', KEYS[2], 'new') or 0) > 0
+-- The tallies of the records created, added up per name and year, written once the chunk is (or failed).
+local by_country, by_indicator = {}, {}
 local function apply(chunk)
   local r = cjson.decode(chunk)
   local count = 0
   for k = 1, #r, 3 do
     local country, indicator, fields = r[k], r[k + 1], r[k + 2]
     local series = p .. 's:' .. country .. '/' .. indicator
+    -- The years created: all of a series that did not exist (or of one record that HSET adds), else those
+    -- HMGET did not find before.
+    local tallying = tallied(p, country, indicator)
+    local years = tallying and years_of(fields)
+    local stored = tallying and #years > 1 and redis.call('EXISTS', series) == 1
+      and redis.call('HMGET', series, unpack(years))
     local new = redis.call('HSET', series, unpack(fields))
+    if new > 0 and tallying then
+      local seen = {}
+      for y, year in ipairs(years) do
+        if not (stored and stored[y]) and not seen[year] then
+          seen[year] = true
+          count_record(by_country, country, year)
+          count_record(by_indicator, indicator, year)
+        end
+      end
+    end
     if new > 0 then
       redis.call('INCRBY', KEYS[3], new)
       redis.call('HDEL', p .. 'years', country .. '/' .. indicator)
@@ -47,6 +70,9 @@ local chunk = redis.call('LINDEX', job, 0)
 local count = 0
 if chunk then
   local applied, result = pcall(apply, chunk)
+  -- Also after a failure: the records written before it are stored, and will not be created again.
+  write_tallies(p, 'country', by_country)
+  write_tallies(p, 'indicator', by_indicator)
   if not applied then
     -- A Lua error is a string; a Redis error, a string or a table {err = ...} depending on the version.
     local message = type(result) == 'table' and result.err or tostring(result)

@@ -13,15 +13,7 @@ local function less(a, b)
   if a_negative then return a > b end
   return a < b
 end
--- Names in byte order (the code point order of their UTF-8, as ZRANGEBYLEX orders them): Lua's < on
--- strings follows the server's locale.
-local function before(a, b)
-  for k = 1, math.min(#a, #b) do
-    local x, y = a:byte(k), b:byte(k)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
+-- Names are compared by before() (order.lua).
 local p, first, last = ARGV[1], ARGV[4], ARGV[5]
 local skip, room = tonumber(ARGV[6]), tonumber(ARGV[7])
 local resume_country, resume_indicator, budget = ARGV[8], ARGV[9], tonumber(ARGV[10])

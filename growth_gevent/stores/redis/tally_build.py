@@ -1,0 +1,78 @@
+"""The data migration to layout version 2: the facet tallies of a store written before them, built once.
+
+A store written by an older version (or emptied since) has no ``growth:version``: until it has, the writes
+keep no tallies and facets are read from the series (``facets.lua``). One worker at a time (a lock in
+Redis, which a worker that died loses after BUILD_LOCK_SECONDS) runs ``build_tallies.lua`` until it is done,
+each step reading about a list script's budget of series from a cursor kept in Redis, so that any worker
+resumes where another stopped and no step holds Redis longer than a list query does. Started at start-up
+(:meth:`RedisStore.ping`) and by a facet read that finds the version missing; said in the log.
+"""
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+
+from ...core.logs import ThrottledLog
+from ...core.loop import let_io_run
+from ..base import StoreUnavailable
+from . import scripts
+from .keys import LAYOUT_VERSION, PREFIX
+
+# How long the lock outlives a builder's last step: what a worker that died delays the build by.
+BUILD_LOCK_SECONDS = 5.0
+# How often a worker looks again while another builds, or Redis is unavailable.
+BUILD_POLL_SECONDS = 1.0
+
+log = logging.getLogger("growth_gevent")
+
+
+class TallyBuild:
+    """Builds the tallies through ``call`` (one command, one reply, Redis's errors already made
+    StoreUnavailable), in steps of ``budget`` records examined, each series counting ``series_cost`` more."""
+
+    def __init__(self, call: Callable[..., Any], budget: int, series_cost: int) -> None:
+        self._call = call
+        self._budget = budget
+        self._series_cost = series_cost
+        self._token = secrets.token_hex(8)  # this worker's, as the lock's holder
+        self._greenlet: gevent.Greenlet | None = None
+        self._failures = ThrottledLog(1, 60.0, log)
+
+    def start(self) -> None:
+        """Build them in a greenlet of this worker's, unless it is at it already."""
+        if self._greenlet is None or self._greenlet.dead:
+            self._greenlet = gevent.spawn(self._build)
+
+    def close(self) -> None:
+        if self._greenlet is not None:
+            self._greenlet.kill()
+
+    def _build(self) -> None:
+        started, read = time.monotonic(), 0
+        arguments = [PREFIX, self._token, round(BUILD_LOCK_SECONDS * 1000), self._budget, self._series_cost]
+        while True:
+            try:
+                reply = scripts.BUILD_TALLIES.run(self._call, [], arguments)
+            except StoreUnavailable:
+                gevent.sleep(BUILD_POLL_SECONDS)
+                continue
+            except Exception:  # noqa: BLE001 -- a bug: said, and tried again by the next facet read
+                self._failures.log(logging.ERROR, "building the facet tallies failed", exc_info=True)
+                return
+            if reply[0] == b"busy":  # another worker builds them
+                gevent.sleep(BUILD_POLL_SECONDS)
+                continue
+            if reply[0] == b"more" and not read:
+                log.info("the Redis store was written by an older version: building its facet tallies (layout "
+                         "version %d); facets are read from the series until then", LAYOUT_VERSION)
+            read += reply[1]
+            if reply[0] == b"done":
+                if reply[2] and read:
+                    log.info("the Redis store's facet tallies are built, from %d series in %.1f s: its layout is "
+                             "version %d", read, time.monotonic() - started, LAYOUT_VERSION)
+                return
+            let_io_run()
