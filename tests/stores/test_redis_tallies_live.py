@@ -138,3 +138,17 @@ def test_a_store_without_tallies_has_them_built_at_the_first_facet_read(fresh, r
     fresh.delete(("B", "Y", 2))
     assert fresh.facets("country") == [("B", 1, 3, 3)]
     assert fresh.facets("indicator") == [("Y", 1, 3, 3)]
+
+
+def test_a_chunk_of_more_years_of_a_name_than_a_script_writes_at_once_counts_them_all(redis_server):
+    redis_server.flush()
+    store = open_store(redis_server, chunk_size=5000)
+    try:
+        loaded(store, [(("A", "X", year), 1) for year in range(-2500, 2500)] + [(("A", "Y", 0), 1)])
+        assert store.facets("country") == [("A", 5001, -2500, 2499)]
+        store.delete(("A", "X", -2500))
+        store.delete(("A", "X", 0))  # Y's 0 stays
+        assert store.facets("country") == [("A", 4999, -2499, 2499)]
+        assert store.facets("indicator") == [("X", 4998, -2499, 2499), ("Y", 1, 0, 0)]
+    finally:
+        store.close()

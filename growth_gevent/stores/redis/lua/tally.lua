@@ -30,10 +30,16 @@ local function tallied(p, country, indicator)
 end
 -- Adds ``years`` (year -> records, more or fewer; ``total`` their sum) to the tally of ``name`` of ``kind``
 -- ('country' or 'indicator'): a year whose records reach 0 leaves the order, a name's tally goes with its
--- last record.
+-- last record. One year (a put, a delete) is one HINCRBY; many, only ever added (a bulk chunk's, the
+-- build's), are read and written together, a few commands a name whatever its years, YEARS_AT_ONCE at a
+-- time (unpack() takes at most 8,000 values).
+local YEARS_AT_ONCE = 2000
 local function tally(p, kind, name, years, total)
   local counts, order = p .. 'tally:' .. kind .. ':' .. name, p .. 'tally:' .. kind .. '-years:' .. name
-  for year, records in pairs(years) do
+  local listed = {}
+  for year in pairs(years) do listed[#listed + 1] = year end
+  if #listed == 1 then
+    local year, records = listed[1], years[listed[1]]
     local now = redis.call('HINCRBY', counts, year, records)
     if now <= 0 then
       redis.call('HDEL', counts, year)
@@ -41,6 +47,17 @@ local function tally(p, kind, name, years, total)
     elseif now == records then
       redis.call('ZADD', order, year, year)
     end
+  end
+  for first = 1, #listed > 1 and #listed or 0, YEARS_AT_ONCE do
+    local some = {unpack(listed, first, math.min(#listed, first + YEARS_AT_ONCE - 1))}
+    local stored = redis.call('HMGET', counts, unpack(some))
+    local counted, added = {}, {}
+    for k, year in ipairs(some) do
+      counted[#counted + 1], counted[#counted + 2] = year, tonumber(stored[k] or 0) + years[year]
+      if not stored[k] then added[#added + 1], added[#added + 2] = year, year end
+    end
+    redis.call('HSET', counts, unpack(counted))
+    if #added > 0 then redis.call('ZADD', order, unpack(added)) end
   end
   local now = redis.call('HINCRBY', counts, 'records', total)
   if now <= 0 then
