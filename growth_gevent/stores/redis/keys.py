@@ -37,7 +37,7 @@
 - ``growth:dead``: ids of the jobs given up on, oldest first; ``growth:dead:{N}``: job N's chunks not
   applied, the failing one first, kept for inspection; ``growth:dead:errors``: hash, job N -> its error
 - ``growth:marker``: a random token, set when absent: its change tells that Redis lost its data
-  (see :mod:`.durability`)
+  (see :mod:`.persistence`)
 
 A record is one hash field, a series one hash, a country slice one sorted set and its hashes: no
 request walks keys it does not need.

@@ -27,6 +27,7 @@ end
 local counting = tonumber(redis.call('HGET', KEYS[2], 'new') or 0) > 0
 -- The tallies of the records created, added up per name and year, written once the chunk is (or failed).
 local by_country, by_indicator = {}, {}
+local function store_empty() return tonumber(redis.call('GET', KEYS[3]) or 0) == 0 end
 local function apply(chunk)
   local r = cjson.decode(chunk)
   local count = 0
@@ -35,7 +36,7 @@ local function apply(chunk)
     local series = p .. 's:' .. country .. '/' .. indicator
     -- The years created: all of a series that did not exist (or of one record that HSET adds), else those
     -- HMGET did not find before.
-    local tallying = tallied(p, country, indicator)
+    local tallying = tallied(p, country, indicator, store_empty)
     local years = tallying and years_of(fields)
     local stored = tallying and #years > 1 and redis.call('EXISTS', series) == 1
       and redis.call('HMGET', series, unpack(years))

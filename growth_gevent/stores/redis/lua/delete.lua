@@ -3,7 +3,6 @@
 -- for none, {'changed'} when the value stored is not the one expected: nothing removed. A record removed is
 -- taken from the facet tallies (tally.lua).
 if ARGV[5] and (redis.call('HGET', KEYS[1], ARGV[1]) or '') ~= ARGV[5] then return {'changed'} end
-local tallying = tallied(ARGV[4], ARGV[2], ARGV[3])
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DECR', KEYS[4])
 redis.call('INCR', KEYS[6])
@@ -12,7 +11,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('ZREM', KEYS[2], ARGV[3])
   if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
 end
-if tallying then
+if tallied(ARGV[4], ARGV[2], ARGV[3]) then
   tally(ARGV[4], 'country', ARGV[2], {[ARGV[1]] = -1}, -1)
   tally(ARGV[4], 'indicator', ARGV[3], {[ARGV[1]] = -1}, -1)
 end

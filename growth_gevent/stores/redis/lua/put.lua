@@ -10,10 +10,9 @@ if held >= tonumber(ARGV[5]) and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
     and redis.call('HEXISTS', KEYS[5], ARGV[1]) == 0 then
   return {'full', held}
 end
-local tallying = tallied(ARGV[6], ARGV[3], ARGV[4])
 local created = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if created == 1 then
-  redis.call('INCR', KEYS[4])
+  local size = redis.call('INCR', KEYS[4])
   redis.call('INCR', KEYS[8])
   redis.call('HDEL', KEYS[7], ARGV[3] .. '/' .. ARGV[4])
   if redis.call('HDEL', KEYS[5], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[6], 'new', -1) end
@@ -21,7 +20,7 @@ if created == 1 then
     redis.call('ZADD', KEYS[2], 0, ARGV[4])
     redis.call('ZADD', KEYS[3], 0, ARGV[3])
   end
-  if tallying then
+  if tallied(ARGV[6], ARGV[3], ARGV[4], function () return size == 1 end) then
     tally(ARGV[6], 'country', ARGV[3], {[ARGV[1]] = 1}, 1)
     tally(ARGV[6], 'indicator', ARGV[4], {[ARGV[1]] = 1}, 1)
   end

@@ -7,17 +7,18 @@ local function current(p)
 end
 -- Whether a write to (country, indicator) goes into the tallies: every write once the layout is current;
 -- while build_tallies.lua builds them, a write to a series it has read (up to its cursor, in its order);
--- before that, none (the build counts what it finds). Read once a script, before it writes: a store
--- without records has nothing to build, so its first write makes the layout current.
+-- before that, none (the build counts what it finds). Read once a script. A store without records has
+-- nothing to build: ``empty()`` (nil for a removal) says whether it held none but this write's, which then
+-- makes the layout current.
 local tallying  -- true, false, or the build's cursor {country, indicator}
-local function tallied(p, country, indicator)
+local function tallied(p, country, indicator, empty)
   if tallying == nil then
     local cursor = not current(p) and redis.call('HMGET', p .. 'tally_build', 'country', 'indicator')
     if not cursor then
       tallying = true
     elseif cursor[1] then
       tallying = cursor
-    elseif redis.call('EXISTS', p .. 'countries') == 0 then
+    elseif empty and empty() then
       redis.call('SET', p .. 'version', LAYOUT_VERSION)
       tallying = true
     else
