@@ -27,9 +27,11 @@ class Script:
 
     @classmethod
     def load(cls, name: str, *preludes: str) -> "Script":
-        """The script ``lua/{name}.lua``, after the files ``lua/{prelude}.lua`` it uses."""
-        source = "".join((_DIRECTORY / f"{part}.lua").read_text() for part in (*preludes, name))
-        return cls(name, source.replace("{{LAYOUT_VERSION}}", str(LAYOUT_VERSION)))
+        """The script ``lua/{name}.lua``, after the files ``lua/{prelude}.lua`` it uses, without their comment
+        lines: many writers that find Redis without it (restarted) send it whole at once."""
+        lines = [line for part in (*preludes, name) for line in (_DIRECTORY / f"{part}.lua").read_text().splitlines()
+                 if not line.lstrip().startswith("--")]
+        return cls(name, "\n".join(lines).replace("{{LAYOUT_VERSION}}", str(LAYOUT_VERSION)))
 
     def run(self, call: Callable[..., Any], keys: list[str], arguments: list[Any]) -> Any:
         """Its reply, through ``call`` (one command, one reply): by its SHA1, or whole when Redis does not
@@ -45,9 +47,10 @@ _TALLYING = ("order", "tally")
 PUT = Script.load("put", *_TALLYING)
 DELETE = Script.load("delete", *_TALLYING)
 ENQUEUE = Script.load("enqueue")
-APPLY_NEXT_CHUNK = Script.load("apply_next_chunk", *_TALLYING)
+APPLY_NEXT_CHUNK = Script.load("apply_next_chunk", *_TALLYING, "tally_many")
 RECORDS = Script.load("records", "order")
 JOB_STATUS = Script.load("job_status")
 FACETS = Script.load("facets")
 TALLIES = Script.load("tallies", *_TALLYING)
-BUILD_TALLIES = Script.load("build_tallies", *_TALLYING)
+BUILD_TALLIES = Script.load("build_tallies", *_TALLYING, "tally_many")
+EVERY = (PUT, DELETE, ENQUEUE, APPLY_NEXT_CHUNK, RECORDS, JOB_STATUS, FACETS, TALLIES, BUILD_TALLIES)

@@ -38,7 +38,7 @@ from ..base import (
 )
 from . import scripts
 from .cache import ReadCache
-from .connection import open_connection
+from .connection import Connect, Connection, ask, open_connection
 from .errors import available
 from .keys import (
     BULK,
@@ -77,6 +77,18 @@ WAIT_POLL_SECONDS = 0.005
 log = logging.getLogger("growth_gevent")
 
 _NO_SUCH_DATABASE = "DB index is out of range"
+
+
+def _with_scripts(connect: Connect) -> Connection:
+    """A connection with the scripts loaded (SCRIPT LOAD), so that the writers that find Redis without them
+    (restarted, or a new primary) do not each send one whole; best effort, as EVAL follows a NOSCRIPT."""
+    connection = connect()
+    try:
+        for script in scripts.EVERY:
+            ask(connection, "SCRIPT", "LOAD", script.source)
+    except redis.ResponseError:
+        pass  # SCRIPT refused (a managed Redis may rename it)
+    return connection
 
 
 class RedisStore(Store):
@@ -140,7 +152,8 @@ class RedisStore(Store):
         self._replica_timeout = replica_timeout
         self._enqueue = self._redis.register_script(scripts.ENQUEUE.source)
         self._apply_next_chunk = self._redis.register_script(scripts.APPLY_NEXT_CHUNK.source)
-        self._shared = SharedConnection(connect, timeout, replicas=min_replicas, wait_seconds=replica_timeout)
+        self._shared = SharedConnection(functools.partial(_with_scripts, connect), timeout, replicas=min_replicas,
+                                        wait_seconds=replica_timeout)
         self._cache = ReadCache(connect, timeout, cache_stale_seconds) if cache_stale_seconds else None
         self._reads = Reads(self._call)
         if self._primary is not None:

@@ -12,7 +12,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
 end
 if tallied(ARGV[4], ARGV[2], ARGV[3]) then
-  tally(ARGV[4], 'country', ARGV[2], {[ARGV[1]] = -1}, -1)
-  tally(ARGV[4], 'indicator', ARGV[3], {[ARGV[1]] = -1}, -1)
+  tally_record(ARGV[4], 'country', ARGV[2], ARGV[1], -1)
+  tally_record(ARGV[4], 'indicator', ARGV[3], ARGV[1], -1)
 end
 return 1

@@ -21,8 +21,8 @@ if created == 1 then
     redis.call('ZADD', KEYS[3], 0, ARGV[3])
   end
   if tallied(ARGV[6], ARGV[3], ARGV[4], function () return size == 1 end) then
-    tally(ARGV[6], 'country', ARGV[3], {[ARGV[1]] = 1}, 1)
-    tally(ARGV[6], 'indicator', ARGV[4], {[ARGV[1]] = 1}, 1)
+    tally_record(ARGV[6], 'country', ARGV[3], ARGV[1], 1)
+    tally_record(ARGV[6], 'indicator', ARGV[4], ARGV[1], 1)
   end
 end
 return created

@@ -9,9 +9,9 @@ local names = only ~= '' and {only} or redis.call('ZRANGEBYLEX', p .. (kind == '
   resume == '' and '-' or '(' .. resume, '+', 'LIMIT', 0, budget)
 local rows = {}
 for _, name in ipairs(names) do
-  local records = redis.call('HGET', p .. 'tally:' .. kind .. ':' .. name, 'records')
+  local counts, order = tally_keys(p, kind, name)
+  local records = redis.call('HGET', counts, 'records')
   if records then
-    local order = p .. 'tally:' .. kind .. '-years:' .. name
     local n = #rows
     rows[n + 1], rows[n + 2] = name, tonumber(records)
     rows[n + 3] = tonumber(redis.call('ZRANGE', order, 0, 0)[1])

@@ -29,37 +29,14 @@ local function tallied(p, country, indicator, empty)
   local country_read, indicator_read = tallying[1], tallying[2]
   return before(country, country_read) or (country == country_read and not before(indicator_read, indicator))
 end
--- Adds ``years`` (year -> records, more or fewer; ``total`` their sum) to the tally of ``name`` of ``kind``
--- ('country' or 'indicator'): a year whose records reach 0 leaves the order, a name's tally goes with its
--- last record. One year (a put, a delete) is one HINCRBY; many, only ever added (a bulk chunk's, the
--- build's), are read and written together, a few commands a name whatever its years, YEARS_AT_ONCE at a
--- time (unpack() takes at most 8,000 values).
-local YEARS_AT_ONCE = 2000
-local function tally(p, kind, name, years, total)
-  local counts, order = p .. 'tally:' .. kind .. ':' .. name, p .. 'tally:' .. kind .. '-years:' .. name
-  local listed = {}
-  for year in pairs(years) do listed[#listed + 1] = year end
-  if #listed == 1 then
-    local year, records = listed[1], years[listed[1]]
-    local now = redis.call('HINCRBY', counts, year, records)
-    if now <= 0 then
-      redis.call('HDEL', counts, year)
-      redis.call('ZREM', order, year)
-    elseif now == records then
-      redis.call('ZADD', order, year, year)
-    end
-  end
-  for first = 1, #listed > 1 and #listed or 0, YEARS_AT_ONCE do
-    local some = {unpack(listed, first, math.min(#listed, first + YEARS_AT_ONCE - 1))}
-    local stored = redis.call('HMGET', counts, unpack(some))
-    local counted, added = {}, {}
-    for k, year in ipairs(some) do
-      counted[#counted + 1], counted[#counted + 2] = year, tonumber(stored[k] or 0) + years[year]
-      if not stored[k] then added[#added + 1], added[#added + 2] = year, year end
-    end
-    redis.call('HSET', counts, unpack(counted))
-    if #added > 0 then redis.call('ZADD', order, unpack(added)) end
-  end
+-- The keys of the tally of ``name`` of ``kind`` ('country' or 'indicator'): its counts and its years' order.
+local function tally_keys(p, kind, name)
+  return p .. 'tally:' .. kind .. ':' .. name, p .. 'tally:' .. kind .. '-years:' .. name
+end
+-- Counts ``total`` records more (or fewer) in ``name``'s tally, its years counted already: a name's tally
+-- goes with its last record, and an indicator is listed while it has records.
+local function tally_total(p, kind, name, total)
+  local counts, order = tally_keys(p, kind, name)
   local now = redis.call('HINCRBY', counts, 'records', total)
   if now <= 0 then
     redis.call('DEL', counts, order)
@@ -68,17 +45,16 @@ local function tally(p, kind, name, years, total)
     redis.call('ZADD', p .. 'indicators', 0, name)
   end
 end
--- Many records' tallies added up before they are written, one HINCRBY a name and year: name ->
--- {years = {year -> records}, total}.
-local function count_record(pending, name, year)
-  local entry = pending[name]
-  if not entry then
-    entry = {years = {}, total = 0}
-    pending[name] = entry
+-- One record more (``records`` 1) or fewer (-1) of ``year`` in ``name``'s tally: a year whose records reach 0
+-- leaves the order.
+local function tally_record(p, kind, name, year, records)
+  local counts, order = tally_keys(p, kind, name)
+  local now = redis.call('HINCRBY', counts, year, records)
+  if now <= 0 then
+    redis.call('HDEL', counts, year)
+    redis.call('ZREM', order, year)
+  elseif now == records then
+    redis.call('ZADD', order, year, year)
   end
-  entry.years[year] = (entry.years[year] or 0) + 1
-  entry.total = entry.total + 1
-end
-local function write_tallies(p, kind, pending)
-  for name, entry in pairs(pending) do tally(p, kind, name, entry.years, entry.total) end
+  tally_total(p, kind, name, records)
 end
