@@ -104,7 +104,7 @@ def test_a_store_written_before_tallies_has_them_built_once_under_a_lock_while_w
     first.close()
     as_written_before_tallies(redis_server)
     # Steps of a few series each, so that the workers' writes come between them.
-    monkeypatch.setattr(redis_reads, "SCAN_BUDGET", 6)
+    monkeypatch.setattr(redis_reads, "BUILD_BUDGET", 6)
     workers = [open_store(redis_server) for _ in range(2)]
     try:
         for worker in workers:
