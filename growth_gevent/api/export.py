@@ -6,29 +6,51 @@ holds its connection's send buffer and no more (the greenlet waits in ``sendall`
 greenlet yields, so that other requests are answered while exports run.
 """
 
+import falcon
+
 from ..core.loop import let_io_run
 from ..core.records import as_record
 from ..stores.base import Store
 from . import csv_format, params
-from .representation import CSV, JSON, NDJSON, dumps, negotiate
+from .representation import CSV, FORMATS, JSON, NDJSON, dumps, negotiate
 
 # What an export can be answered as, the default first.
 REPRESENTATIONS = (JSON, CSV, NDJSON)
 CSV_FILENAME = "growth.csv"
+# The names /export.{format} takes, as a 404 lists them.
+FILE_NAMES = sorted(f"export.{name}" for name, media_type in FORMATS.items() if media_type in REPRESENTATIONS)
 
 
 class Export:
+    """``/api/v1/growth/export``, in the format ``format=`` or Accept chooses; ``/api/v1/growth/export.{format}``
+    (suffix ``file``), in the format its name says: a URL that names its file, and an operation of its own for a
+    generated client, which reads each format as text (docs/api.md)."""
+
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         given = params.query(req, params.EXPORT)
-        country, indicator, first, last = params.filters(given)
         media_type = negotiate(req, given, REPRESENTATIONS)
+        resp.vary = ("Accept",)
+        self._send(resp, given, media_type)
+
+    on_head = on_get
+
+    def on_get_file(self, req: falcon.Request, resp: falcon.Response, format: str) -> None:
+        media_type = FORMATS.get(format)
+        if media_type not in REPRESENTATIONS:
+            raise falcon.HTTPNotFound(description=f"no export as {format[:20]!r}: "
+                                                  f"{', '.join(FILE_NAMES[:-1])} or {FILE_NAMES[-1]}")
+        self._send(resp, params.query(req, params.FILTERS), media_type)
+
+    on_head_file = on_get_file
+
+    def _send(self, resp: falcon.Response, given: dict[str, str], media_type: str) -> None:
+        country, indicator, first, last = params.filters(given)
         batches = self._store.export(country, indicator, first, last)
         # Read before the answer starts: a store that cannot answer is a 503, not a cut-off body.
         opening = next(batches, [])
-        resp.vary = ("Accept",)
         if media_type == CSV:
             resp.content_type = csv_format.CONTENT_TYPE
             resp.set_header("Content-Disposition", f'attachment; filename="{CSV_FILENAME}"')
@@ -38,8 +60,6 @@ class Export:
             resp.stream = _ndjson(opening, batches)
         else:
             resp.stream = _json_array(opening, batches)
-
-    on_head = on_get
 
 
 def _batches(opening, batches):

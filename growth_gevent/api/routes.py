@@ -66,6 +66,7 @@ ROUTES = (
     Route(JOB_STATUS_PATH + "/{job}", resources.PostStatus, lambda parts: resources.PostStatus(parts.store), "job"),
     Route(RECORDS_PATH + "/size", resources.Size, lambda parts: resources.Size(parts.store)),
     Route(RECORDS_PATH + "/export", Export, lambda parts: Export(parts.store)),
+    Route(RECORDS_PATH + "/export.{format}", Export, lambda parts: Export(parts.store), "file"),
     Route(RECORDS_PATH + "/countries", Facets, lambda parts: Facets(parts.store, COUNTRY)),
     Route(RECORDS_PATH + "/indicators", Facets, lambda parts: Facets(parts.store, INDICATOR)),
     Route(RECORDS_PATH + "/{country}/{indicator}", resources.Series, lambda parts: resources.Series(parts.store)),

@@ -110,6 +110,32 @@ class TestExport:
         assert client.get(f"{EXPORT}?{query}", status=400).json == {"msg": message}
 
 
+
+class TestExportFile:
+    """``/api/v1/growth/export.csv`` (``.ndjson``, ``.json``): the export in the format its name says, whatever
+    Accept says, for a generated client that reads it as text and for a URL that names its file."""
+
+    @pytest.mark.parametrize("format", ["csv", "ndjson", "json"])
+    def test_is_the_export_in_the_format_it_names_whatever_accept_says(self, client, store, format):
+        load(client, store, RECORDS)
+        response = client.get(f"{EXPORT}.{format}?country=arg", headers={"Accept": "text/html"})
+        expected = client.get(f"{EXPORT}?country=arg&format={format}")
+        assert (response.status_int, response.headers["Content-Type"], response.body) == \
+            (200, expected.headers["Content-Type"], expected.body)
+        assert response.headers["Vary"] == "Accept-Encoding"  # not Accept: the name says the format
+
+    def test_csv_is_an_attachment(self, client):
+        assert client.get(f"{EXPORT}.csv").headers["Content-Disposition"] == 'attachment; filename="growth.csv"'
+
+    @pytest.mark.parametrize("url, status, message", [
+        (f"{EXPORT}.xml", 404, "no export as 'xml': export.csv, export.json or export.ndjson"),
+        (f"{EXPORT}.csv?format=json", 400,
+         "unknown query parameter 'format'; known: country, from, indicator, to, year"),
+    ])
+    def test_another_format_is_404_and_a_format_parameter_400(self, client, url, status, message):
+        assert client.get(url, status=status).json == {"msg": message}
+
+
 class TestFacets:
     def test_countries_with_their_records_and_year_range(self, client, store):
         load(client, store, RECORDS)

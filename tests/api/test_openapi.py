@@ -67,22 +67,26 @@ class TestDocument:
             if parameter["in"] == "header" and parameter["name"].lower().startswith("if-"):
                 assert not {"example", "examples", "default"} & {*parameter, *parameter["schema"]}, name
 
-    def test_every_format_a_route_serves_is_declared_text_first(self):
-        """A generator that reads one media type per answer (openapi-python-client) takes the first it knows:
-        text, on every route that can answer CSV, so that each format reaches the caller as sent."""
-        served = {"/api/v1/growth": ["text/csv", "application/json"],
-                  "/api/v1/growth/{country}/{indicator}": ["text/csv", "application/json"],
-                  "/api/v1/growth/export": ["text/csv", "application/x-ndjson", "application/json"]}
+    def test_every_route_that_answers_json_declares_it_first_and_the_export_file_text_first(self):
+        """Swagger UI sends the first media type as Accept, and a generator that reads one media type per answer
+        (openapi-python-client) takes the first it knows: JSON, and its typed models, on every route that answers
+        it; the other formats are still declared. The export as a file answers text, each format as sent."""
+        served = {"/api/v1/growth": ["application/json", "text/csv"],
+                  "/api/v1/growth/{country}/{indicator}": ["application/json", "text/csv"],
+                  "/api/v1/growth/export": ["application/json", "text/csv", "application/x-ndjson"],
+                  "/api/v1/growth/export.{format}": ["text/csv", "application/x-ndjson", "application/json"]}
         for template, media_types in served.items():
             assert list(DOCUMENT["paths"][template]["get"]["responses"]["200"]["content"]) == media_types
+
+    def test_the_format_parameter_says_where_a_generated_client_gets_text(self):
+        description = DOCUMENT["components"]["parameters"]["Format"]["description"]
+        assert "parses the JSON one here" in description
+        assert "`exportFile`" in description and "/api/v1/growth/export.csv" in description
 
     def test_the_export_says_large_exports_are_for_curl_or_pandas(self):
         assert "Large exports are for curl or pandas" in DOCUMENT["paths"]["/api/v1/growth/export"]["get"][
             "description"]
 
-
-def test_the_app_routes_the_table(app):
-    assert _app_operations(app) == table_operations()
 
     def test_every_operation_has_a_unique_id(self):
         ids = [item[method]["operationId"] for item in DOCUMENT["paths"].values()
@@ -101,13 +105,15 @@ def test_the_app_routes_the_table(app):
                             (template, method, code)
 
     def test_exactly_the_writes_declare_the_bearer_scheme_and_its_401(self):
+        assert DOCUMENT["security"] == [{"bearerToken": []}, {}]
         assert DOCUMENT["components"]["securitySchemes"]["bearerToken"] == {
             **DOCUMENT["components"]["securitySchemes"]["bearerToken"], "type": "http", "scheme": "bearer"}
         for template, method in document_operations():
             operation = document_operation(template, method)
             guarded = method in WRITE_METHODS
-            # Optional: a server without GROWTH_API_TOKENS takes writes from anyone.
-            assert operation.get("security") == ([{"bearerToken": []}, {}] if guarded else None), (template, method)
+            # The writes take the document's own: optional, as a server without GROWTH_API_TOKENS takes writes
+            # from anyone. Declared on them, it made a generated client's writes take an AuthenticatedClient only.
+            assert operation.get("security") == (None if guarded else []), (template, method)
             assert ("401" in operation["responses"]) == guarded, (template, method)
 
     def test_head_is_said_once_not_listed_beside_every_get(self):
@@ -119,6 +125,10 @@ def test_the_app_routes_the_table(app):
         job = DOCUMENT["paths"]["/api/v1/growth/post/status/{job}"]["get"]
         assert f"The last {JOBS_KEPT} jobs" in job["description"]
         assert f"the last {JOBS_KEPT} accepted" in job["responses"]["404"]["description"]
+
+
+def test_the_app_routes_the_table(app):
+    assert _app_operations(app) == table_operations()
 
 
 def test_served_document_is_the_file(app):

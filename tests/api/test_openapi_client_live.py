@@ -1,11 +1,13 @@
-"""A client generated from the live /openapi.json by openapi-python-client, as a user makes one: the export, the
-list and a series give each of their formats back as they are sent (a generator that reads one media type per
-answer took JSON and raised JSONDecodeError on CSV and NDJSON)."""
+"""A client generated from the live /openapi.json by openapi-python-client, as a user makes one: the list, a
+series and the export give its typed models (JSON is declared first), the export as a file gives each format
+back as text as it is sent, and the writes take the plain Client where the server asks no token."""
 
 import importlib
+import inspect
 import pathlib
 import subprocess
 import sys
+import typing
 import urllib.request
 
 import pytest
@@ -42,25 +44,44 @@ def served(server, path):
         return response.read().decode()
 
 
-@pytest.mark.parametrize("chosen", ["CSV", "NDJSON", "JSON"])
-def test_the_generated_export_gives_each_format_as_sent(live_server, generated, chosen):
+def test_the_generated_list_series_and_export_give_their_typed_models_by_default(live_server, generated):
+    """JSON is declared first where a route answers it: the generator's models, not a string."""
     package, client = generated
-    export_records = importlib.import_module(f"{PACKAGE}.api.growth.export_records")
-    export_format = importlib.import_module(f"{PACKAGE}.models.export_records_format").ExportRecordsFormat
-    body = export_records.sync(client=client, country="brz", format_=export_format[chosen])
-    assert body == served(live_server, f"/api/v1/growth/export?country=brz&format={chosen.lower()}")
-    assert body.count("NGDP_R") == 9
-
-
-@pytest.mark.parametrize("chosen", ["CSV", "JSON"])
-def test_the_generated_list_and_series_give_each_format_as_sent(live_server, generated, chosen):
-    package, client = generated
+    models = importlib.import_module(f"{PACKAGE}.models")
     get_records = importlib.import_module(f"{PACKAGE}.api.growth.get_records")
-    records_format = importlib.import_module(f"{PACKAGE}.models.get_records_format").GetRecordsFormat
-    page = get_records.sync(client=client, limit=2, format_=records_format[chosen])
-    assert page == served(live_server, f"/api/v1/growth?limit=2&format={chosen.lower()}")
-    assert page.count("NGDP_R") == 2
+    page = get_records.sync(client=client, country="brz", limit=2)
+    assert isinstance(page, models.Page)
+    assert [(item.year, item.value) for item in page.items] == [(2002, 183.26), (2003, 198.274)]
+    assert (page.total, page.next_) == (9, "/api/v1/growth?country=brz&limit=2&cursor=WyJCUloiLCJOR0RQX1IiLDIwMDNd")
     get_series = importlib.import_module(f"{PACKAGE}.api.growth.get_series")
-    series_format = importlib.import_module(f"{PACKAGE}.models.get_series_format").GetSeriesFormat
-    series = get_series.sync("brz", "ngdp_r", client=client, to=2004, format_=series_format[chosen])
-    assert series == served(live_server, f"/api/v1/growth/brz/ngdp_r?to=2004&format={chosen.lower()}")
+    series = get_series.sync("brz", "ngdp_r", client=client, to=2003)
+    assert isinstance(series, models.Series)
+    assert (series.country, [value.year for value in series.values]) == ("BRZ", [2002, 2003])
+    export_records = importlib.import_module(f"{PACKAGE}.api.growth.export_records")
+    records = export_records.sync(client=client, country="brz")
+    assert all(isinstance(record, models.Record) for record in records) and len(records) == 9
+
+
+@pytest.mark.parametrize("chosen", ["CSV", "NDJSON", "JSON"])
+def test_the_generated_export_file_gives_each_format_as_text_as_sent(live_server, generated, chosen):
+    """A generated client asks for CSV or NDJSON by the export file's name: its own operation, text."""
+    package, client = generated
+    export_file = importlib.import_module(f"{PACKAGE}.api.growth.export_file")
+    file_format = importlib.import_module(f"{PACKAGE}.models.export_file_format").ExportFileFormat
+    body = export_file.sync(file_format[chosen], client=client, country="brz", to=2004)
+    assert body == served(live_server, f"/api/v1/growth/export?country=brz&to=2004&format={chosen.lower()}")
+    assert body.count("NGDP_R") == 3
+
+
+def test_a_put_and_a_delete_take_the_plain_client_where_the_server_asks_no_token(live_server, generated):
+    """The writes take the plain ``Client`` (typed so, as every read): ``AuthenticatedClient(token="")``, which
+    their signatures required, sent ``Authorization: Bearer `` and failed."""
+    package, client = generated
+    put_record = importlib.import_module(f"{PACKAGE}.api.growth.put_record")
+    delete_record = importlib.import_module(f"{PACKAGE}.api.growth.delete_record")
+    post_records = importlib.import_module(f"{PACKAGE}.api.growth.post_records")
+    for write in (put_record.sync, delete_record.sync_detailed, post_records.sync):
+        assert package.Client in typing.get_args(inspect.signature(write).parameters["client"].annotation), write
+    created = put_record.sync_detailed("brz", "ngdp_r", 2031, client=client, body={"value": 1.5})
+    assert (created.status_code, created.parsed.country, created.parsed.value) == (201, "BRZ", 1.5)
+    assert delete_record.sync_detailed("brz", "ngdp_r", 2031, client=client).status_code == 204

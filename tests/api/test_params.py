@@ -13,7 +13,8 @@ from tests.helpers.shared_app import SharedApp
 from tests.helpers.support import SAMPLE, memory_store
 
 # A concrete path of each route, for a record that exists; the job is one that does not (404 either way).
-EXAMPLES = {"{asset}": "swagger-ui.css", "{job}": "7", "{country}": "BRZ", "{indicator}": "NGDP_R", "{year}": "2002"}
+EXAMPLES = {"{asset}": "swagger-ui.css", "{job}": "7", "{format}": "csv",
+            "{country}": "BRZ", "{indicator}": "NGDP_R", "{year}": "2002"}
 # A body for the methods that take one, that the route accepts.
 BODIES = {"PUT": b'{"value": 1.5}', "POST": b"[]"}
 

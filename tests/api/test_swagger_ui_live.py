@@ -1,5 +1,6 @@
 """Swagger UI at /docs in a real browser (Debian's Chromium, headless, driven by Playwright) against a live server,
-as a user tries the API there: "Try it out" then "Execute" replaces an existing record and deletes it (the
+as a user tries the API there: "Try it out" then "Execute" answers JSON for the list and a series (CSV was
+declared first), replaces an existing record and deletes it (the
 document's examples of If-Match and If-None-Match, filled in, made both a 412), and the export warns that large
 exports are for curl or pandas."""
 
@@ -49,3 +50,13 @@ def test_the_export_says_large_exports_are_for_curl_or_pandas(docs):
     operation.locator(".opblock-summary").click()
     expect(operation.locator(".opblock-description-wrapper")).to_contain_text("Large exports are for curl or pandas",
                                                                                      timeout=TIMEOUT_MS)
+
+
+@pytest.mark.parametrize("operation_id, shown", [("getRecords", '"items"'), ("getSeries", '"Values"')])
+def test_try_it_out_answers_json_for_the_list_and_a_series(docs, operation_id, shown):
+    """Swagger UI asks for the first media type a 200 declares: text/csv was, and the list answered CSV."""
+    page, _ = docs
+    assert execute(page, operation_id) == 200
+    operation = page.locator(f"#operations-growth-{operation_id}")
+    expect(operation.locator(".curl-command")).to_contain_text("accept: application/json")
+    expect(operation.locator(".live-responses-table .response .response-col_description")).to_contain_text(shown)

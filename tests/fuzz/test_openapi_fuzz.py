@@ -220,6 +220,7 @@ _path_values = st.fixed_dictionaries({
     "year": _mostly(st.sampled_from([str(year) for year in range(1996, 2010)]), _segment),
     "asset": _mostly(st.sampled_from(RESOLVED_PATHS["/docs/{asset}"]["parameters"][0]["schema"]["enum"]), _segment),
     "job": _mostly(st.sampled_from(["1", "2", "3"]), _segment),
+    "format": _mostly(st.sampled_from(["csv", "ndjson", "json"]), _segment),
 })
 _random_path = st.lists(_segment, max_size=6).map(lambda parts: "/" + "/".join(parts))
 _query_name = st.one_of(st.sampled_from(LIST_PARAMETERS), st.sampled_from(["", "x", "Country", "limit ", "from[]"]),
