@@ -67,9 +67,11 @@ def command_line() -> argparse.ArgumentParser:
     load.add_arguments(commands.add_parser(
         "load", help="upload bulk files and wait until they are applied",
         description="Upload bulk files, JSON, NDJSON or CSV (- for stdin), several at once, and wait until each "
-                    "is applied; a file past the body limit goes in several POSTs. Exit 0: "
-                    "every file loaded; 1: none; 3: some (stderr names the others); 2: a usage error or a file "
-                    "that cannot be read, nothing sent."))
+                    "is applied; a file past the body limit goes in several POSTs, each all-or-nothing. Exit 0: "
+                    "every file loaded whole; 1: none; 3: some files loaded whole and the others not at all (stderr "
+                    "names them); 4: a file loaded in part (a part after the first refused: stderr says up to "
+                    "where, stdout how many of its records); 2: a usage error or a file that cannot be read, "
+                    "nothing sent."))
     export.add_arguments(commands.add_parser(
         "export", help="write every record the filters match to stdout, as it arrives",
         description="Write every record the filters match to stdout (growth-gevent export > FILE), streamed, with a "

@@ -28,7 +28,7 @@ import sys
 import time
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import gevent.pool
 
@@ -55,12 +55,26 @@ TOKEN_VARIABLE = "GROWTH_API_TOKEN"
 # The limits a 413 names (api/body_reader.py, api/bulk_parser.py): the body's bytes, or the records of one load.
 _BYTES_LIMIT = re.compile(r"larger than ([0-9]+) bytes")
 _RECORDS_LIMIT = re.compile(r"holds at most ([0-9]+) records")
-# The exit codes (docs/operations.md, Loading files).
-LOADED, FAILED, UNREADABLE, SOME_FAILED = 0, 1, 2, 3
+# The exit codes (docs/operations.md, Loading files): every file loaded, none, a usage error or a file unread,
+# some files loaded and the others not at all, a file loaded in part (a part of a file sent in several refused).
+LOADED, FAILED, UNREADABLE, SOME_FAILED, PARTIAL = 0, 1, 2, 3, 4
+# After a file sent in parts, the bulk status (count, total) is its last part's, which a user may not expect.
+LAST_PART_ONLY = "/post/status counts the last part only"
+
+
+class Loaded(NamedTuple):
+    """What a file's load did: its records applied, of the records in it, and whether it was cut into parts."""
+
+    records: int
+    of: int
+    in_parts: bool
 
 
 class LoadFailed(Exception):
-    """The load cannot go on; the message says why, in words for the user."""
+    """The load cannot go on; the message says why, in words for the user. ``loaded``: what was loaded before,
+    of a file sent in parts, if any."""
+
+    loaded: Loaded | None = None
 
 
 class Refused(LoadFailed):
@@ -120,7 +134,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Upload ``args.files`` to ``args.url``, ``args.concurrency`` at once; the exit code: 0 every file
-    loaded, 1 none, 3 some (stderr names the others), 2 a file unreadable (nothing sent) or a usage error."""
+    loaded, 1 none, 3 some files and the others not at all (stderr names them), 4 a file loaded in part, 2 a file
+    unreadable (nothing sent) or a usage error."""
     if args.files.count(STDIN) > 1:
         print(f"error: {STDIN} (standard input) can be given once", file=sys.stderr)
         return UNREADABLE
@@ -134,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(TOKEN_VARIABLE, "").strip()
     several = len(args.files) > 1
 
-    def attempt(path: str) -> int | LoadFailed:
+    def attempt(path: str) -> Loaded | LoadFailed:
         try:
             data = _read(path)
             return Upload(args, token, label=path if several else "").load(data, args.format or format_of(path, data))
@@ -143,13 +158,16 @@ def run(args: argparse.Namespace) -> int:
 
     # Only --concurrency files are held in memory at once, however many are given.
     outcomes = gevent.pool.Pool(args.concurrency).map(attempt, args.files)
-    loaded = [(path, outcome) for path, outcome in zip(args.files, outcomes, strict=True)
-              if not isinstance(outcome, LoadFailed)]
+    loaded: list[Loaded] = []
     for path, outcome in zip(args.files, outcomes, strict=True):
         if isinstance(outcome, LoadFailed):
             print(f"error: {path}: {outcome}", file=sys.stderr)
-        elif several:
-            print(f"{path}: loaded {counted(outcome, 'record')}")
+            if outcome.loaded is None or not outcome.loaded.records:
+                continue
+            outcome = outcome.loaded
+        loaded.append(outcome)
+        if several:
+            print(f"{path}: loaded {_what(outcome)}")
     if not loaded:
         return FAILED
     try:
@@ -158,10 +176,20 @@ def run(args: argparse.Namespace) -> int:
     except LoadFailed as error:
         print(f"error: {error}", file=sys.stderr)
         return FAILED
-    records = sum(count for _, count in loaded)
-    print(f"loaded {counted(records, 'record')}" + (f" from {counted(len(loaded), 'file')}" if several else "")
-          + f" (status {state}, size {size})")
+    what = f"{counted(sum(each.records for each in loaded), 'record')} from {counted(len(loaded), 'file')}" \
+        if several else _what(loaded[0])
+    last_part = f"; {LAST_PART_ONLY}" if any(each.in_parts for each in loaded) else ""
+    print(f"loaded {what} (status {state}, size {size}{last_part})")
+    if any(each.records < each.of for each in loaded):
+        return PARTIAL
     return LOADED if len(loaded) == len(args.files) else SOME_FAILED
+
+
+def _what(loaded: Loaded) -> str:
+    """``3000 records``, or ``1000 of 3000 records, in part``."""
+    if loaded.records < loaded.of:
+        return f"{loaded.records} of {counted(loaded.of, 'record')}, in part"
+    return counted(loaded.records, "record")
 
 
 def _read(path: str) -> bytes:
@@ -218,9 +246,11 @@ class Upload:
         # (job, records) accepted and not yet seen applied
         self._jobs: collections.deque[tuple[int, int]] = collections.deque()
         self._applied = 0
+        self._records = 0  # in the file, once known: what the progress bar counts to
+        self._in_parts = False  # cut into several POSTs
 
-    def load(self, data: bytes, file_format: str) -> int:
-        """Send ``data`` and wait until it is applied; the records in it."""
+    def load(self, data: bytes, file_format: str) -> Loaded:
+        """Send ``data`` and wait until it is applied: what was loaded."""
         if file_format != "ndjson" and len(data) <= self._max_bytes:
             try:
                 job = self._post(data, file_format)
@@ -229,20 +259,23 @@ class Upload:
                     raise
                 self._fit(refused, len(data))
             else:  # counted once the server took it: what it refuses is its to say
-                self._jobs.append((job, count_records(data, file_format)))
+                self._records = count_records(data, file_format)
+                self._jobs.append((job, self._records))
                 return self._wait()
         try:
             bulk = BulkFile(data, file_format)
             bulk.check(self._max_bytes, self._max_records)
         except BadFile as error:
             raise LoadFailed(f"{error} (nothing was sent)") from None
+        self._records = len(bulk)
         return self._send_parts(bulk)
 
-    def _send_parts(self, bulk: BulkFile) -> int:
+    def _send_parts(self, bulk: BulkFile) -> Loaded:
         start, sent = 0, False
         while not sent:
             sent = True
             for part in bulk.parts(self._max_bytes, self._max_records, start):
+                self._in_parts = self._in_parts or part.records < len(bulk)
                 try:
                     self._jobs.append((self._post(part.body, bulk.format), part.records))
                 except Refused as refused:
@@ -256,15 +289,18 @@ class Upload:
         return self._wait()
 
     def _stopped(self, error: LoadFailed, bulk: BulkFile, first: int) -> LoadFailed:
-        """The error of a part, saying what the parts before it loaded."""
+        """The error of a part, saying what the parts before it loaded, and carrying it."""
         if not first:
             return error
         try:
-            self._wait()
+            applied = self._wait()
             loaded = f"the {counted(first, 'record')} before {bulk.place(first)} were loaded"
         except LoadFailed as waiting:
+            applied = waiting.loaded or self._loaded()
             loaded = f"the {counted(first, 'record')} before {bulk.place(first)} were accepted ({waiting})"
-        return LoadFailed(f"{error}; {loaded}. A bulk load replaces records by key: loading the file again is safe")
+        stopped = LoadFailed(f"{error}; {loaded}. A bulk load replaces records by key: loading the file again is safe")
+        stopped.loaded = applied
+        return stopped
 
     def _fit(self, refused: Refused, size: int, records: int | None = None) -> None:
         """Make the next bodies fit the limit a 413 names, its bytes or records; else (or when that would
@@ -306,10 +342,10 @@ class Upload:
                 time.sleep(wait)
         return int(answer.location.rsplit("/", 1)[1])
 
-    def _wait(self) -> int:
-        """Follow the jobs until each is applied, showing their progress; the records applied."""
-        total = self._applied + sum(records for _, records in self._jobs)
-        bar = ProgressBar(sys.stderr, total, self._label)
+    def _wait(self) -> Loaded:
+        """Follow the jobs until each is applied, showing their progress against the file's records: what was
+        loaded (a LoadFailed carries it too)."""
+        bar = ProgressBar(sys.stderr, self._records, self._label)
         try:
             while self._jobs:
                 job, records = self._jobs[0]
@@ -326,10 +362,16 @@ class Upload:
                     raise LoadFailed(f"the load was accepted but not applied within {self._timeout:g} s "
                                      f"(job {job}: {status['msg']}, {status['count']} of {records} applied)")
                 time.sleep(POLL_SECONDS)
-            bar.show(total)
+            bar.show(self._applied)
+        except LoadFailed as error:
+            error.loaded = self._loaded()
+            raise
         finally:
             bar.end()
-        return self._applied
+        return self._loaded()
+
+    def _loaded(self) -> Loaded:
+        return Loaded(self._applied, self._records, self._in_parts)
 
 
 def _job_status(base_url: str, job: int) -> dict[str, Any]:
@@ -408,7 +450,7 @@ def reason(error: BaseException) -> str:
 
 class ProgressBar:
     """``[#####.....] 2100/4245 records`` on ``stream``, after the label if any: redrawn in place on a terminal,
-    else a few lines."""
+    else a few lines, the last of them where it ended."""
 
     def __init__(self, stream: TextIO, total: int, label: str = "") -> None:
         self._stream = stream
@@ -417,20 +459,30 @@ class ProgressBar:
         # Several files' bars share the stream: labelled lines then, not one line redrawn in place.
         self._in_place = stream.isatty() and not label
         self._last_mark: int | None = None
+        self._done: int | None = None  # the last shown
+        self._drawn: int | None = None  # the last drawn
 
     def show(self, done: int) -> None:
+        self._done = done
         fraction = done / self.total if self.total else 1.0
         mark = done if self._in_place else int(fraction * PLAIN_STEPS)
         if mark == self._last_mark:
             return
         self._last_mark = mark
+        self._draw(done)
+
+    def end(self) -> None:
+        """Draw where the bar ended if the lines left it out; leave a terminal's cursor on a fresh line."""
+        if self._done is not None and self._done != self._drawn:
+            self._draw(self._done)
+        if self._in_place and self._last_mark is not None:
+            self._stream.write("\n")
+            self._stream.flush()
+
+    def _draw(self, done: int) -> None:
+        self._drawn = done
+        fraction = done / self.total if self.total else 1.0
         filled = int(fraction * BAR_WIDTH)
         line = f"{self._prefix}[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} records"
         self._stream.write(f"\r{line}" if self._in_place else f"{line}\n")
         self._stream.flush()
-
-    def end(self) -> None:
-        """Leave the terminal's cursor on a fresh line after a bar drawn in place."""
-        if self._in_place and self._last_mark is not None:
-            self._stream.write("\n")
-            self._stream.flush()

@@ -70,6 +70,14 @@ def test_load_is_the_upload_command():
     assert (args.format, args.token, args.concurrency) == (None, None, 4)
 
 
+def test_load_help_gives_every_exit_code_a_file_loaded_in_part_its_own(capsys):
+    with pytest.raises(SystemExit):
+        parse_command_line(["load", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("Exit 0: every file loaded whole; 1: none; 3: some files loaded whole and the others not at all "
+            "(stderr names them); 4: a file loaded in part") in text
+    assert "2: a usage error or a file that cannot be read, nothing sent" in text
+
 @pytest.mark.parametrize("command", [["load", "data.json"], ["export"]])
 def test_the_clients_read_the_settings_as_the_server_does(command, monkeypatch):
     ran = []

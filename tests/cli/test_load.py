@@ -44,6 +44,17 @@ def test_without_a_terminal_the_bar_is_a_few_lines_however_often_it_is_shown():
     assert lines[-1] == f"[{'#' * 30}] 42450/42450 records"
 
 
+
+def test_without_a_terminal_the_last_line_says_where_the_bar_ended():
+    """A file loaded in part ends between two quarters: its last line is what was loaded, not the quarter's."""
+    stream = io.StringIO()
+    bar = ProgressBar(stream, 3000)
+    for done in (0, 751, 1000):
+        bar.show(done)
+    bar.end()
+    assert stream.getvalue().splitlines() == [f"[{'.' * 30}] 0/3000 records", f"[{'#' * 7}{'.' * 23}] 751/3000 records",
+                                              f"[{'#' * 10}{'.' * 20}] 1000/3000 records"]
+
 # Several files, the format and the token, with the requests faked: which files went, how many at once.
 
 class FakeService:

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from growth_gevent.cli.load import PLAIN_STEPS
+from growth_gevent.cli.load import PARTIAL, PLAIN_STEPS
 from growth_gevent.testing import LiveServer
 from scripts.benchmark import uploads
 from scripts.generate_data import generate
@@ -84,7 +84,8 @@ def test_a_file_over_the_servers_body_limit_is_sent_in_parts_under_the_limit_its
     result = run_upload(bulk_file, "--url", url_of(server))
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"loaded {PARTED_RECORDS} records (status complete, size {PARTED_RECORDS})\n"
+    assert result.stdout == (f"loaded {PARTED_RECORDS} records (status complete, size {PARTED_RECORDS}; "
+                             "/post/status counts the last part only)\n")
     assert size_of(server) == PARTED_RECORDS
     # The whole file's 413, then one job per part: the server took no body over its limit.
     assert server.request_json("GET", "/api/v1/growth/post/status")[1]["jobs accepted"] > 4
@@ -141,12 +142,70 @@ def test_a_part_the_server_refuses_for_its_state_says_which_records_the_parts_be
 
     result = run_upload(bulk_file, "--url", url_of(server))
 
-    assert result.returncode == 1
+    assert result.returncode == PARTIAL
     stored = size_of(server)
     assert 0 < stored <= 3000
     assert "507" in result.stderr
     assert (f"the {stored} records before record {stored} were loaded. A bulk load replaces records by key: "
             "loading the file again is safe") in result.stderr, result.stderr
+
+
+# Parts of 1,000 records (the server's records per load), and room for 1,500: part 2 of a 3,000-record file is a 507.
+PART_OF_3000_REFUSED = {"GROWTH_BULK_MAX_RECORDS": "1000", "GROWTH_MAX_RECORDS": "1500"}
+
+
+@pytest.mark.parametrize("server", [PART_OF_3000_REFUSED], indirect=True)
+@pytest.mark.parametrize("source", ["file", "stdin ndjson gzip"])
+def test_a_file_loaded_in_part_has_an_exit_code_of_its_own_and_its_progress_counts_the_files_records(
+        server, tmp_path, source):
+    records = generate(3000, seed=14)
+    if source == "file":
+        bulk_file = tmp_path / "big.json"
+        bulk_file.write_text(json.dumps(records))
+        result = run_upload(bulk_file, "--url", url_of(server))
+    else:
+        result = run_upload("-", "--url", url_of(server), "--gzip",
+                            input="".join(json.dumps(record) + "\n" for record in records))
+
+    assert result.returncode == PARTIAL, result.stderr
+    assert size_of(server) == 1000
+    place = "record 1000" if source == "file" else "line 1001"
+    assert "507 Insufficient Storage" in result.stderr
+    assert f"the 1000 records before {place} were loaded" in result.stderr, result.stderr
+    progress = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert progress and all(line.endswith("/3000 records") for line in progress), progress
+    assert progress[-1].endswith("] 1000/3000 records")
+    assert result.stdout == ("loaded 1000 of 3000 records, in part (status complete, size 1000; "
+                             "/post/status counts the last part only)\n")
+
+
+@pytest.mark.parametrize("server", [PART_OF_3000_REFUSED], indirect=True)
+def test_of_several_files_one_loaded_in_part_is_said_per_file_and_in_the_exit_code(server, tmp_path):
+    whole, parted = tmp_path / "whole.json", tmp_path / "parted.json"
+    whole.write_text(json.dumps(generate(10, seed=15)))
+    parted.write_text(json.dumps(generate(3000, seed=14)))
+
+    result = run_upload(whole, parted, "--url", url_of(server), "--concurrency", "1")
+
+    assert result.returncode == PARTIAL, result.stderr
+    assert f"error: {parted}: POST " in result.stderr
+    size = size_of(server)
+    assert result.stdout.splitlines() == [
+        f"{whole}: loaded 10 records", f"{parted}: loaded 1000 of 3000 records, in part",
+        f"loaded 1010 records from 2 files (status complete, size {size}; /post/status counts the last part only)"]
+
+
+@pytest.mark.parametrize("server", [{"GROWTH_BULK_MAX_RECORDS": "1000"}], indirect=True)
+def test_a_file_loaded_in_parts_says_the_status_counts_its_last_part_only(server, tmp_path):
+    bulk_file = tmp_path / "big.json"
+    bulk_file.write_text(json.dumps(generate(3000, seed=14)))
+
+    result = run_upload(bulk_file, "--url", url_of(server))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ("loaded 3000 records (status complete, size 3000; /post/status counts the last "
+                             "part only)\n")
+    assert server.request_json("GET", "/api/v1/growth/post/status")[1]["total"] == 1000
 
 
 def test_an_ndjson_export_loads_from_its_file_or_stdin_and_a_csv_from_stdin(server, tmp_path):
