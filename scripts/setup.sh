@@ -16,6 +16,17 @@ ensure_venv() {
     fi
 }
 
+# ensure_package: install this checkout into .venv, editable (the command runs the checkout's code as it
+# is), so that .venv/bin/growth-gevent exists for docs/operations.md's commands; again only when
+# pyproject.toml changed. Its dependencies are the requirements' pins, installed by ensure_venv.
+ensure_package() {
+    local stamp=".venv/.installed-package"
+    if [ ! -x .venv/bin/growth-gevent ] || [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --editable .
+        touch "$stamp"
+    fi
+}
+
 # ensure_commands COMMAND:DEBIAN_PACKAGE ...: apt-get install the packages of missing commands.
 ensure_commands() {
     local missing=() pair

@@ -2,6 +2,7 @@
 names these tests share with those in process come from tests/test_packaging.py."""
 
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -11,8 +12,8 @@ import sys
 import pytest
 
 from growth_gevent import __version__
-from growth_gevent.testing import LiveServer
-from tests.helpers.packaging import LOCAL_INDEX, REDIS_CLIENT, REDIS_EXTRA_HINT
+from growth_gevent.testing import LISTENING, LiveServer
+from tests.helpers.packaging import LOCAL_INDEX, REDIS_CLIENT, REDIS_EXTRA_HINT, link_dependencies
 from tests.helpers.support import ROOT
 
 
@@ -27,13 +28,7 @@ def base_install(tmp_path_factory):
     # client's, as the base install leaves them out; the package is built from this checkout by pip, into
     # the fresh venv only.
     site_packages = next(venv.glob("lib/python*/site-packages"))
-    dependencies = folder / "dependencies"
-    dependencies.mkdir()
-    for shared in (pathlib.Path(path) for path in sys.path if path.endswith("site-packages")):
-        for entry in shared.iterdir():
-            if re.match(r"(hi)?redis\b", entry.name) is None and not (dependencies / entry.name).exists():
-                (dependencies / entry.name).symlink_to(entry)
-    (site_packages / "dependencies.pth").write_text(f"{dependencies}\n")
+    link_dependencies(site_packages, folder / "dependencies", redis=False)
     # What an sdist holds, copied: pip builds in the source tree, which would leave build/ in the checkout.
     source = folder / "source"
     shutil.copytree(ROOT / "growth_gevent", source / "growth_gevent", ignore=shutil.ignore_patterns("__pycache__"))
@@ -97,3 +92,40 @@ print(json.dumps({"requires": d.requires, "extras": d.metadata.get_all("Provides
     assert all(requirement.endswith('extra == "redis"') for requirement in extra)
     assert metadata["license"] == "MIT"
     assert any(path.endswith(".dist-info/licenses/LICENSE") for path in metadata["files"])
+
+
+# ./scripts/serve's first run: pip builds the package (setuptools from the local index) and installs it.
+INSTALL_SECONDS = 180
+
+
+def test_serve_installs_the_growth_gevent_command_into_the_venv_so_the_docs_commands_work(tmp_path):
+    """``./scripts/serve`` on a checkout whose .venv holds the requirements (as its first run leaves it):
+    it serves, and ``.venv/bin/growth-gevent`` is there, running docs/operations.md's commands as written."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "growth_gevent", checkout / "growth_gevent", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", "requirements.txt", "requirements-dev.txt",
+                 "scripts/serve", "scripts/setup.sh", "data/sample.json"):
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, checkout / name)
+    venv = checkout / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    link_dependencies(next(venv.glob("lib/python*/site-packages")), tmp_path / "dependencies")
+    (venv / ".installed-requirements.txt").touch()  # the requirements are there: ensure_venv installs nothing
+
+    server = LiveServer(command=[str(checkout / "scripts" / "serve")], PIP_INDEX_URL=LOCAL_INDEX).launch()
+    try:
+        server.port = int(server.wait_for_line(LISTENING, INSTALL_SECONDS).group(2))
+        environ = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+        # docs/operations.md: growth-gevent load data/sample.json --url http://127.0.0.1:9000
+        loaded = subprocess.run(["growth-gevent", "load", "data/sample.json", "--url",
+                                 f"http://127.0.0.1:{server.port}"], cwd=checkout, env=environ,
+                                capture_output=True, text=True, timeout=60)
+        assert (loaded.returncode, loaded.stdout) == (0, "loaded 9 records (status complete, size 9)\n"), loaded.stderr
+        exported = subprocess.run(["growth-gevent", "export", "--format", "csv", "--country", "BRZ", "--url",
+                                   f"http://127.0.0.1:{server.port}"], cwd=checkout, env=environ,
+                                  capture_output=True, text=True, timeout=60)
+        assert exported.stdout.count("BRZ,NGDP_R,") == 9, exported.stderr
+    finally:
+        server.terminate()
+        assert server.wait_exit(20) == 0
+    assert (venv / "bin" / "growth-gevent").is_file()
