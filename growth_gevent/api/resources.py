@@ -122,6 +122,8 @@ class RecordCollection:
             next_page = f"{req.path}?{urlencode({**query, 'limit': limit, 'cursor': encode_cursor(page[-1][0])})}"
             # For the CSV answer too, which has no room for it in its body (RFC 8288).
             resp.append_link(next_page, "next")
+        # Where every row is, beside the next page: a CSV page read as a file (pandas) is one page only.
+        resp.append_link(export_path(given, media_type), "collection", type_hint=media_type)
         if media_type == CSV:
             send_csv(resp, page)
             tag_body(req, resp, f"{total} {next_page}".encode())  # what a CSV page says in headers only
@@ -262,6 +264,12 @@ class Record:
         if not self._store.delete(key, write_check(req, lambda current: _record_etag(key, current), needs_record=True)):
             raise falcon.HTTPNotFound()
         resp.status = falcon.HTTP_204
+
+
+def export_path(given: dict[str, str], media_type: str) -> str:
+    """The export file of the list's filters in ``given``, as ``media_type``: every row of its pages."""
+    filters = urlencode({name: value for name, value in given.items() if name in params.FILTERS})
+    return f"{RECORDS_PATH}/export.{'csv' if media_type == CSV else 'json'}" + (f"?{filters}" if filters else "")
 
 
 def record_path(key):

@@ -67,9 +67,10 @@ class TestCursorPaging:
     def test_the_next_page_is_a_link_header_too_for_csv_which_has_no_room_for_it(self, client, store):
         load(client, store, SERIES)
         response = client.get("/api/v1/growth?limit=5&format=csv")
+        every = '</api/v1/growth/export.csv>; rel=collection; type="text/csv"'
         assert response.headers["Link"] == ("</api/v1/growth?limit=5&format=csv&cursor=WyJCUloiLCJQQ1BJIiwyMDAyXQ>; "
-                                            "rel=next")
-        assert client.get("/api/v1/growth?limit=6&format=csv").headers.get("Link") is None
+                                            f"rel=next, {every}")
+        assert client.get("/api/v1/growth?limit=6&format=csv").headers["Link"] == every  # the last page
 
     def test_an_offset_past_the_bound_is_400_saying_to_follow_next(self, client):
         assert client.get("/api/v1/growth?offset=10000").json["items"] == []

@@ -190,3 +190,25 @@ class TestTotalCount:
 
     def test_an_empty_page_says_zero(self, client):
         assert client.get("/api/v1/growth?format=csv").headers["X-Total-Count"] == "0"
+
+
+
+class TestCollectionLink:
+    """Every page says where all its rows are, beside its next page: ``Link: <export>; rel="collection"`` (RFC
+    6573), the export file of the page's format with its filters, which ``requests``' ``links`` reads too."""
+
+    @pytest.mark.parametrize("query, export", [
+        ("format=csv", "/api/v1/growth/export.csv"),
+        ("format=csv&country=arg&from=1990&limit=1&offset=1", "/api/v1/growth/export.csv?country=arg&from=1990"),
+        ("country=BRZ&limit=1", "/api/v1/growth/export.json?country=BRZ"),
+    ])
+    def test_every_page_links_to_the_export_of_its_rows(self, client, store, query, export):
+        load(client, store, RECORDS)
+        response = client.get(f"/api/v1/growth?{query}")
+        media_type = response.headers["Content-Type"].split(";")[0]
+        assert f'<{export}>; rel=collection; type="{media_type}"' in response.headers["Link"]
+        every = client.get(export).body
+        if "csv" in export:
+            assert len(every.decode().splitlines()) - 1 == int(response.headers["X-Total-Count"])
+        else:
+            assert len(json.loads(every)) == int(response.headers["X-Total-Count"])

@@ -83,6 +83,12 @@ class TestDocument:
         assert "parses the JSON one here" in description
         assert "`exportFile`" in description and "/api/v1/growth/export.csv" in description
 
+    def test_the_list_says_a_csv_page_is_one_page_and_where_every_row_is(self):
+        operation = DOCUMENT["paths"]["/api/v1/growth"]["get"]
+        assert "A page is one page, as CSV too" in operation["description"]
+        assert "`/api/v1/growth/export.csv` with the same filters" in operation["description"]
+        assert "rel=collection" in operation["responses"]["200"]["headers"]["Link"]["description"]
+
     def test_the_export_says_large_exports_are_for_curl_or_pandas(self):
         assert "Large exports are for curl or pandas" in DOCUMENT["paths"]["/api/v1/growth/export"]["get"][
             "description"]
