@@ -2,11 +2,13 @@
 what each failure loses, and WAIT shared by concurrent writes (against the fake Redis). The real
 processes (a primary, a replica, three Sentinels) are in tests/stores/test_redis_sentinel_live.py."""
 
+import logging
+
 import pytest
 import redis
 
 from growth_gevent.config import Config, ConfigError
-from growth_gevent.stores.redis.persistence import loss_table
+from growth_gevent.stores.redis.persistence import PersistenceWatch, loss_table
 from growth_gevent.stores.redis.sentinel import SentinelURL
 from growth_gevent.stores.redis.shared_connection import NotReplicated, SharedConnection
 from tests.helpers.redis_support import TIMEOUT, in_greenlets
@@ -69,6 +71,18 @@ def test_the_loss_table_has_a_row_per_replica_count_and_appendfsync_and_marks_th
     assert "what was not yet replicated" in table[1] and table[1].startswith("0 ")
     assert not any(line.endswith("<- this setup") for line in loss_table(0, None).splitlines())
 
+
+
+def test_the_loss_table_is_logged_a_line_a_row_not_one_line_of_escaped_newlines(caplog):
+    """A logfmt line writes a newline as the two characters \\n: the table was one unreadable line."""
+    watch = PersistenceWatch(lambda *command: b"# Replication\r\nconnected_slaves:1\r\n", min_replicas=1)
+    with caplog.at_level(logging.INFO, logger="growth_gevent"):
+        watch._say_losses("everysec")
+    messages = [record.getMessage() for record in caplog.records]
+    assert not any("\n" in message for message in messages)
+    assert messages[0] == ("Redis: what a failure loses of the acknowledged writes (GROWTH_REDIS_MIN_REPLICAS=1, "
+                           "1 replicas connected; see docs/durability.md):")
+    assert messages[1:] == [f"  {row}" for row in loss_table(1, "everysec").splitlines()]
 
 @pytest.fixture
 def replicated(fake):

@@ -180,8 +180,10 @@ class PersistenceWatch:
     def _say_losses(self, fsync: str | None) -> None:
         replicas = self._connected_replicas()
         log.info("Redis: what a failure loses of the acknowledged writes (GROWTH_REDIS_MIN_REPLICAS=%d, "
-                 "%s replicas connected; see docs/durability.md):\n%s", self._min_replicas,
-                 "?" if replicas is None else replicas, loss_table(self._min_replicas, fsync))
+                 "%s replicas connected; see docs/durability.md):", self._min_replicas,
+                 "?" if replicas is None else replicas)
+        for row in loss_table(self._min_replicas, fsync).splitlines():  # a line each: logfmt escapes a newline
+            log.info("  %s", row)
         if replicas is not None and replicas < self._min_replicas:
             log.warning("GROWTH_REDIS_MIN_REPLICAS=%d, but the Redis primary has %d replicas connected: writes "
                         "answer 503 until enough replicas confirm them", self._min_replicas, replicas)
