@@ -129,7 +129,7 @@ def config_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
 def _check(args: argparse.Namespace, config: Config) -> int:
     path = args.snapshot or config.snapshot_path
     if not path:
-        log.error("check: give the snapshot's path (or GROWTH_SNAPSHOT)")
+        print("cannot check: give the snapshot's path (or set GROWTH_SNAPSHOT)")  # as check's own messages
         return 2
     return check.check(path, args.repair, config.fsync)
 

@@ -33,6 +33,16 @@ def test_an_unknown_command_word_is_named_not_taken_for_serve():
     assert "unrecognized arguments" not in result.stderr and "listening on" not in result.stderr
 
 
+def test_check_without_a_path_says_so_in_plain_text_as_its_other_messages(tmp_path):
+    without = subprocess.run([sys.executable, "-m", "growth_gevent", "check"], cwd=ROOT, env={},
+                             capture_output=True, text=True, timeout=30)
+    missing = subprocess.run([sys.executable, "-m", "growth_gevent", "check", str(tmp_path / "none")], cwd=ROOT,
+                             env={}, capture_output=True, text=True, timeout=30)
+    assert (without.returncode, missing.returncode) == (2, 2)
+    assert without.stdout == "cannot check: give the snapshot's path (or set GROWTH_SNAPSHOT)\n"
+    assert missing.stdout.startswith("cannot check: ")
+    assert without.stderr == missing.stderr == ""
+
 @pytest.mark.parametrize("name, raw", [("PORT", "abc"), ("GROWTH_MAX_BODY_BYTES", "-5"),
                                        ("GROWTH_ACCESS_LOG", "sometimes")])
 def test_a_bad_setting_stops_start_up(name, raw):
