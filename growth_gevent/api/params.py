@@ -67,9 +67,12 @@ def integer(params: dict[str, str], name: str, default=None, lowest=None, highes
     return value
 
 
-def year_range(params: dict[str, str], year=None):
-    """``from``/``to`` (inclusive), narrowed to ``year`` when one is given."""
+def year_range(params: dict[str, str], year: int | None = None) -> tuple[int | None, int | None]:
+    """``from``/``to`` (inclusive), narrowed to ``year`` when one is given; ``from`` after ``to`` is a 400,
+    not an answer of no records."""
     first, last = integer(params, "from"), integer(params, "to")
+    if first is not None and last is not None and first > last:
+        raise falcon.HTTPBadRequest(description=f"from ({first}) is after to ({last})")
     if year is not None:
         first = year if first is None else max(first, year)
         last = year if last is None else min(last, year)

@@ -288,7 +288,6 @@ class TestSeries:
 
     @pytest.mark.parametrize("path", ["/api/v1/growth/BRZ/NGDP_R?from=2003&to=2009",
                                       "/api/v1/growth/BRZ/NGDP_R?from=2011",
-                                      "/api/v1/growth/BRZ/NGDP_R?from=2010&to=2001",
                                       "/api/v1/growth/BRZ/NOPE", "/api/v1/growth/NOPE/NGDP_R"])
     def test_no_records_in_range_is_404(self, loaded, path):
         assert loaded.get(path, status=404).json == {"msg": "not found"}
@@ -301,6 +300,13 @@ class TestSeries:
     ])
     def test_bad_parameters_are_400(self, loaded, query, message):
         assert loaded.get(f"/api/v1/growth/BRZ/NGDP_R?{query}", status=400).json == {"msg": message}
+
+    @pytest.mark.parametrize("path", ["/api/v1/growth/BRZ/NGDP_R", "/api/v1/growth", "/api/v1/growth/export",
+                                      "/api/v1/growth/export.csv"])
+    def test_from_after_to_is_a_400_saying_so_not_an_answer_of_no_records(self, loaded, path):
+        assert loaded.get(f"{path}?from=2010&to=2001", status=400).json == {"msg": "from (2010) is after to (2001)"}
+        if "NGDP_R" not in path:  # a year outside from-to is no contradiction of the user's: none match
+            assert loaded.get(f"{path}?year=2002&from=2010").status_int == 200
 
 
 class TestList:
