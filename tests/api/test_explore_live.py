@@ -248,6 +248,22 @@ def test_a_series_is_chosen_drawn_downloaded_compared_and_its_url_reloaded(loade
     check_drawn(explorer, server, [("BRZ", "NGDP_R")])
 
 
+def test_names_typed_in_lower_case_show_as_the_url_says_them_and_from_after_to_shows_the_apis_400(servers, tab):
+    """The URL and the inputs say the names upper-case, as the API does; years the wrong way round are the
+    API's 400, its message shown, where the page said "No records"."""
+    server = servers()
+    load(server, json.loads(SAMPLE.read_text()), {})
+    browser = tab(server)
+    page = browser.open()
+    browser.show([("brz", " ngdp_r")])
+    browser.wait_drawn("?country=BRZ&indicator=NGDP_R")
+    expect(page.get_by_label("Country of series 1")).to_have_value("BRZ")
+    expect(page.get_by_label("Indicator of series 1")).to_have_value("NGDP_R")
+
+    browser.show([("BRZ", "NGDP_R")], ("2010", "2000"))
+    expect(page.locator("#message")).to_have_text("from (2010) is after to (2000)")
+    expect(page.locator("#result")).to_be_hidden()
+
 def test_an_empty_store_shows_the_curl_line_that_loads_the_sample_and_it_does(servers, tab):
     server = servers()
     explorer = tab(server)

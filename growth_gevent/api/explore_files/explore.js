@@ -13,11 +13,13 @@
   let shown = null; // what the chart shows: {years, series}
   let cursorAt = -1; // the index in shown.years of the year under the cursor
   let latest = 0; // the number of the last show(): an earlier one answered later draws nothing
+  class Refused extends Error {} // the API's 400: its message is for the user, as it is
 
   async function getJSON(url) {
     const response = await fetch(url, { headers: { Accept: "application/json" } });
     if (response.status === 404) return null;
     const body = await response.json();
+    if (response.status === 400) throw new Refused(body.msg);
     if (!response.ok) throw new Error(`${url}: ${response.status} ${body.msg || ""}`);
     return { body, etag: response.headers.get("ETag") };
   }
@@ -397,6 +399,8 @@
     $("choice").addEventListener("submit", (event) => {
       event.preventDefault();
       const chosen = formState();
+      // The inputs say the names as the URL does, upper-case.
+      for (const input of $("rows").querySelectorAll("input")) input.value = input.value.trim().toUpperCase();
       const query = stateQuery(chosen);
       if (query !== location.search && !(query === "?" && !location.search)) history.pushState(null, "", `/explore${query}`);
       run(show(chosen));
@@ -417,7 +421,11 @@
   }
 
   function run(promise) {
-    promise.catch((error) => { $("message").textContent = `The API did not answer as expected: ${error.message}`; });
+    promise.catch((error) => {
+      if (error instanceof Refused) $("result").hidden = true;
+      $("message").textContent = error instanceof Refused ? error.message
+        : `The API did not answer as expected: ${error.message}`;
+    });
   }
 
   start();
