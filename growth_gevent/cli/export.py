@@ -16,12 +16,12 @@ from typing import BinaryIO, TextIO
 from .load import (
     REQUEST_SECONDS,
     LoadFailed,
-    ProgressBar,
     add_url_argument,
     reason,
     refusal,
     request_json,
 )
+from .progress import ProgressBar
 
 EXPORT_PATH = "/api/v1/growth/export"
 LIST_PATH = "/api/v1/growth"

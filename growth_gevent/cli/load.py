@@ -28,13 +28,14 @@ import sys
 import time
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple, TextIO
+from typing import Any, NamedTuple
 
 import gevent.pool
 
 from ..config import DEFAULT_BULK_MAX_RECORDS, DEFAULT_MAX_BODY_BYTES, Config
 from ..core.logs import counted
 from .bulk_parts import CONTENT_TYPES, FORMATS, BadFile, BulkFile, format_of
+from .progress import ProgressBar
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT = 300.0
@@ -47,8 +48,6 @@ POLL_SECONDS = 0.05
 REQUEST_SECONDS = 60.0
 # gzip's own default: most of the saving at a fraction of level 9's time.
 GZIP_LEVEL = 6
-BAR_WIDTH = 30
-PLAIN_STEPS = 4  # without a terminal the bar is one line per quarter of the load, not one per poll
 # The bearer token for a server that requires one (GROWTH_API_TOKENS), when --token does not give it: the
 # environment is the safer place, since other users of the machine can read arguments in the process list.
 TOKEN_VARIABLE = "GROWTH_API_TOKEN"
@@ -446,43 +445,3 @@ def _parse_json(data: bytes) -> Any:
 
 def reason(error: BaseException) -> str:
     return getattr(error, "strerror", None) or str(error) or type(error).__name__
-
-
-class ProgressBar:
-    """``[#####.....] 2100/4245 records`` on ``stream``, after the label if any: redrawn in place on a terminal,
-    else a few lines, the last of them where it ended."""
-
-    def __init__(self, stream: TextIO, total: int, label: str = "") -> None:
-        self._stream = stream
-        self.total = total
-        self._prefix = f"{label}: " if label else ""
-        # Several files' bars share the stream: labelled lines then, not one line redrawn in place.
-        self._in_place = stream.isatty() and not label
-        self._last_mark: int | None = None
-        self._done: int | None = None  # the last shown
-        self._drawn: int | None = None  # the last drawn
-
-    def show(self, done: int) -> None:
-        self._done = done
-        fraction = done / self.total if self.total else 1.0
-        mark = done if self._in_place else int(fraction * PLAIN_STEPS)
-        if mark == self._last_mark:
-            return
-        self._last_mark = mark
-        self._draw(done)
-
-    def end(self) -> None:
-        """Draw where the bar ended if the lines left it out; leave a terminal's cursor on a fresh line."""
-        if self._done is not None and self._done != self._drawn:
-            self._draw(self._done)
-        if self._in_place and self._last_mark is not None:
-            self._stream.write("\n")
-            self._stream.flush()
-
-    def _draw(self, done: int) -> None:
-        self._drawn = done
-        fraction = done / self.total if self.total else 1.0
-        filled = int(fraction * BAR_WIDTH)
-        line = f"{self._prefix}[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} records"
-        self._stream.write(f"\r{line}" if self._in_place else f"{line}\n")
-        self._stream.flush()

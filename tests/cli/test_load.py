@@ -11,7 +11,7 @@ import pytest
 
 from growth_gevent.cli import load as upload
 from growth_gevent.cli import parse_command_line
-from growth_gevent.cli.load import PLAIN_STEPS, ProgressBar
+from growth_gevent.cli.progress import PLAIN_STEPS, ProgressBar
 from growth_gevent.config import Config
 from tests.helpers.support import SAMPLE
 

@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from growth_gevent.cli.load import PARTIAL, PLAIN_STEPS
+from growth_gevent.cli.load import PARTIAL
+from growth_gevent.cli.progress import PLAIN_STEPS
 from growth_gevent.testing import LiveServer
 from scripts.benchmark import uploads
 from scripts.generate_data import generate
