@@ -4,10 +4,7 @@ names these tests share with those in process come from tests/cli/test_load.py."
 import csv
 import gzip
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -15,11 +12,10 @@ import pytest
 
 from growth_gevent.cli.load import PARTIAL
 from growth_gevent.cli.progress import PLAIN_STEPS
-from growth_gevent.testing import LiveServer
 from scripts.benchmark import uploads
 from scripts.generate_data import generate
-from tests.helpers.cli import RECORDS
-from tests.helpers.support import ROOT, SAMPLE
+from tests.helpers.cli import RECORDS, run_upload, size_of, url_of
+from tests.helpers.support import SAMPLE
 
 TOKEN = "upload-token-0123456789abcdef"
 # Enough records for a file of several parts under a 50-100 kB body limit.
@@ -151,64 +147,6 @@ def test_a_part_the_server_refuses_for_its_state_says_which_records_the_parts_be
             "loading the file again is safe") in result.stderr, result.stderr
 
 
-# Parts of 1,000 records (the server's records per load), and room for 1,500: part 2 of a 3,000-record file is a 507.
-PART_OF_3000_REFUSED = {"GROWTH_BULK_MAX_RECORDS": "1000", "GROWTH_MAX_RECORDS": "1500"}
-
-
-@pytest.mark.parametrize("server", [PART_OF_3000_REFUSED], indirect=True)
-@pytest.mark.parametrize("source", ["file", "stdin ndjson gzip"])
-def test_a_file_loaded_in_part_has_an_exit_code_of_its_own_and_its_progress_counts_the_files_records(
-        server, tmp_path, source):
-    records = generate(3000, seed=14)
-    if source == "file":
-        bulk_file = tmp_path / "big.json"
-        bulk_file.write_text(json.dumps(records))
-        result = run_upload(bulk_file, "--url", url_of(server))
-    else:
-        result = run_upload("-", "--url", url_of(server), "--gzip",
-                            input="".join(json.dumps(record) + "\n" for record in records))
-
-    assert result.returncode == PARTIAL, result.stderr
-    assert size_of(server) == 1000
-    place = "record 1000" if source == "file" else "line 1001"
-    assert "507 Insufficient Storage" in result.stderr
-    assert f"the 1000 records before {place} were loaded" in result.stderr, result.stderr
-    progress = [line for line in result.stderr.splitlines() if line.startswith("[")]
-    assert progress and all(line.endswith("/3000 records") for line in progress), progress
-    assert progress[-1].endswith("] 1000/3000 records")
-    assert result.stdout == ("loaded 1000 of 3000 records, in part (status complete, size 1000; "
-                             "/post/status counts the last part only)\n")
-
-
-@pytest.mark.parametrize("server", [PART_OF_3000_REFUSED], indirect=True)
-def test_of_several_files_one_loaded_in_part_is_said_per_file_and_in_the_exit_code(server, tmp_path):
-    whole, parted = tmp_path / "whole.json", tmp_path / "parted.json"
-    whole.write_text(json.dumps(generate(10, seed=15)))
-    parted.write_text(json.dumps(generate(3000, seed=14)))
-
-    result = run_upload(whole, parted, "--url", url_of(server), "--concurrency", "1")
-
-    assert result.returncode == PARTIAL, result.stderr
-    assert f"error: {parted}: POST " in result.stderr
-    size = size_of(server)
-    assert result.stdout.splitlines() == [
-        f"{whole}: loaded 10 records", f"{parted}: loaded 1000 of 3000 records, in part",
-        f"loaded 1010 records from 2 files (status complete, size {size}; /post/status counts the last part only)"]
-
-
-@pytest.mark.parametrize("server", [{"GROWTH_BULK_MAX_RECORDS": "1000"}], indirect=True)
-def test_a_file_loaded_in_parts_says_the_status_counts_its_last_part_only(server, tmp_path):
-    bulk_file = tmp_path / "big.json"
-    bulk_file.write_text(json.dumps(generate(3000, seed=14)))
-
-    result = run_upload(bulk_file, "--url", url_of(server))
-
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == ("loaded 3000 records (status complete, size 3000; /post/status counts the last "
-                             "part only)\n")
-    assert server.request_json("GET", "/api/v1/growth/post/status")[1]["total"] == 1000
-
-
 def test_an_ndjson_export_loads_from_its_file_or_stdin_and_a_csv_from_stdin(server, tmp_path):
     records = generate(1000, seed=12)
     ndjson = tmp_path / "export.ndjson"
@@ -335,15 +273,6 @@ def test_a_url_that_is_not_http_is_a_usage_error():
     assert "not an http:// or https:// URL" in result.stderr
 
 
-@pytest.fixture
-def server(request, deployment):
-    # One record per chunk: the load takes thousands of hub turns to apply, so an upload that did not
-    # wait for it to be applied would print and exit before the store had every record.
-    live = LiveServer(GROWTH_BULK_CHUNK_RECORDS="1", **deployment, **getattr(request, "param", {})).start()
-    yield live
-    live.stop()
-
-
 class GzipService(BaseHTTPRequestHandler):
     """A stand-in for a server that takes gzipped bulk bodies: it keeps each POST's headers and inflated body,
     and says every job is applied."""
@@ -400,13 +329,6 @@ def test_gzip_loads_into_the_server(server):
     assert size_of(server) == 9
 
 
-def run_upload(*arguments, input=None, **env):
-    """``load`` with ``arguments`` (files and flags), in a process of its own; ``input`` its stdin."""
-    return subprocess.run([sys.executable, "-m", "growth_gevent", "load", *map(str, arguments)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, **env},
-                          check=False, input=input)
-
-
 def write_records(path, records):
     """``records`` in the format the name of ``path`` says: .csv, .ndjson, else a JSON array."""
     if path.suffix == ".csv":
@@ -424,14 +346,6 @@ def assert_stored(server, record):
     status, body = server.request_json("GET", f"/api/v1/growth/{record['Country']}/{record['Indicator']}/"
                                               f"{record['Year']}")
     assert (status, body["Value"]) == (200, record["Value"])
-
-
-def url_of(server):
-    return f"http://127.0.0.1:{server.port}"
-
-
-def size_of(server):
-    return server.request_json("GET", "/api/v1/growth/size")[1]["size"]
 
 
 def closed_port():
