@@ -66,7 +66,11 @@ _SOME_CURSOR = encode_cursor(PRELOADED[0][:3])
 def map_query(ctx, query):
     """A cursor the schema allows is not always one the service gave, and a cursor excludes an offset,
     which no schema can say: a schema-valid cursor is made a real one, and a schema-valid offset beside
-    it 0. Cursors that break the schema stay as generated, so that negative cases stay negative."""
+    it 0. Cursors that break the schema stay as generated, so that negative cases stay negative. Nor can a
+    schema say that ``from`` comes before ``to`` (else a 400): integers the wrong way round are swapped."""
+    first, last = (query or {}).get("from"), (query or {}).get("to")
+    if isinstance(first, int) and isinstance(last, int) and first > last:
+        query = {**query, "from": last, "to": first}
     cursor = (query or {}).get("cursor")
     if not isinstance(cursor, str) or not cursor or not _CURSOR_PATTERN.search(cursor):
         return query
