@@ -1,14 +1,16 @@
 """Swagger UI at /docs in a real browser (Debian's Chromium, headless, driven by Playwright) against a live server,
 as a user tries the API there: "Try it out" then "Execute" answers JSON for the list and a series (CSV was
-declared first), replaces an existing record and deletes it (the
-document's examples of If-Match and If-None-Match, filled in, made both a 412), and the export warns that large
-exports are for curl or pandas."""
+declared first), replaces an existing record and deletes it (the document's examples of If-Match and
+If-None-Match, filled in, made both a 412), sends Authorize's token to the writes of a server that asks one, and
+the export warns that large exports are for curl or pandas."""
 
 import pytest
 from playwright.sync_api import expect
 
+from growth_gevent.testing import LiveServer
 from tests.helpers.support import serving_sample
 
+TOKEN = "swagger-ui-token-0123456789"
 RECORD = "/api/v1/growth/BRZ/NGDP_R/2002"  # the examples of the record's path parameters
 # Generous, for a loaded machine: Swagger UI's script is 1 MB.
 TIMEOUT_MS = 30_000
@@ -60,3 +62,24 @@ def test_try_it_out_answers_json_for_the_list_and_a_series(docs, operation_id, s
     operation = page.locator(f"#operations-growth-{operation_id}")
     expect(operation.locator(".curl-command")).to_contain_text("accept: application/json")
     expect(operation.locator(".live-responses-table .response .response-col_description")).to_contain_text(shown)
+
+
+def test_authorize_sends_the_token_to_the_writes_of_a_server_that_asks_one(chromium):
+    """The bearer scheme is the document's own (optional), which the writes take: Authorize's token is sent."""
+    server = LiveServer(GROWTH_API_TOKENS=TOKEN).start()
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"http://127.0.0.1:{server.port}/docs")
+        assert execute(page, "putRecord") == 401
+        page.locator(".auth-wrapper .authorize").click()
+        page.locator(".auth-container input").fill(TOKEN)
+        page.locator(".auth-container").get_by_role("button", name="Authorize", exact=True).click()
+        page.get_by_role("button", name="Close").click()
+        page.locator("#operations-growth-putRecord").get_by_role("button", name="Execute").click()
+        status = page.locator("#operations-growth-putRecord .live-responses-table .response .response-col_status")
+        expect(status).to_have_text("201", timeout=TIMEOUT_MS)
+    finally:
+        context.close()
+        server.stop()
