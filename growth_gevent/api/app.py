@@ -101,6 +101,6 @@ def _writes_refused(retry_after):
 
 def _serialize_error(req, resp, error):
     """Every error is ``{"msg": ...}``, whatever the client says it accepts."""
-    message = error.description or error.status.split(" ", 1)[1].lower()
+    message = error.description or falcon.code_to_http_status(error.status).split(" ", 1)[1].lower()
     resp.content_type = falcon.MEDIA_JSON
     resp.data = message_body(message)

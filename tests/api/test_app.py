@@ -1,7 +1,9 @@
 """The HTTP contract, in-process: every endpoint and every error, against a fresh store."""
 
+import http
 import json
 
+import falcon
 import pytest
 import webtest
 
@@ -270,6 +272,18 @@ def test_wrong_method_is_405_json_with_allow(client, method, path, allowed):
 def test_error_bodies_are_json_even_when_the_client_asks_for_xml(client):
     response = client.get("/nope", headers={"Accept": "application/xml"}, status=404)
     assert json.loads(response.body) == {"msg": "not found"}
+
+
+@pytest.mark.parametrize("status", [418, http.HTTPStatus.IM_A_TEAPOT])
+def test_an_error_with_a_numeric_status_and_no_description_is_json_too(store, config, status):
+    # falcon 4 takes an int or an HTTPStatus as an error's status, not only a status line.
+    class Teapot:
+        def on_get(self, req, resp):
+            raise falcon.HTTPError(status)
+
+    app = create_app(store, config)
+    app.add_route("/teapot", Teapot())
+    assert webtest.TestApp(app).get("/teapot", status=418).json == {"msg": "i'm a teapot"}
 
 
 class TestSeries:
