@@ -2,15 +2,17 @@
 
 import math
 import re
+from collections.abc import Callable
+from typing import Any, NoReturn, Protocol
 
 import falcon
 
 from ..core.records import InvalidRecord
 from ..http.responses import RETRY_AFTER_SECONDS, message_body
 from ..ops.metrics import Metrics
-from ..stores.base import BulkQueueFull, StoreFull, StoreUnavailable, WritesRefused
+from ..stores.base import BulkQueueFull, Store, StoreFull, StoreUnavailable, WritesRefused
 from . import resources
-from .auth import RequireToken, configured_tokens
+from .auth import RequireToken, TokenSettings, configured_tokens
 from .body_budget import split_budgets
 from .bulk_parser import BulkParser
 from .compression import Gzip
@@ -21,7 +23,31 @@ from .routes import ROUTES, Parts
 _YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")
 
 
-def create_app(store, config):
+class Settings(TokenSettings, Protocol):
+    """What the app reads of the configuration (``growth_gevent.config.Config``, which this layer may not
+    import)."""
+
+    @property
+    def metrics(self) -> bool: ...
+    @property
+    def cors_origins(self) -> tuple[str, ...] | None: ...
+    @property
+    def snapshot_interval(self) -> float: ...
+    @property
+    def body_buffer_bytes(self) -> int: ...
+    @property
+    def body_buffer_client_percent(self) -> int: ...
+    @property
+    def max_body_bytes(self) -> int: ...
+    @property
+    def bulk_max_records(self) -> int: ...
+    @property
+    def bulk_queue_records(self) -> int: ...
+    @property
+    def max_records(self) -> int: ...
+
+
+def create_app(store: Store, config: Settings) -> falcon.App:
     metrics = Metrics(store) if config.metrics else None
     tokens = configured_tokens(config)
     cors = CORS(config.cors_origins) if config.cors_origins else None
@@ -59,7 +85,7 @@ class Response(falcon.Response):
     quoting a name) for another type than the one it is sent as. Set as the response is made, the one
     place every answer passes, falcon's own errors too (a middleware would cost a call per request)."""
 
-    def __init__(self, options=None):
+    def __init__(self, options: falcon.ResponseOptions | None = None) -> None:
         super().__init__(options)
         self.set_header("X-Content-Type-Options", "nosniff")
 
@@ -69,37 +95,41 @@ class YearConverter(falcon.routing.BaseConverter):
     minus, no leading zero, no ``-0``. Any other spelling is not a record's URL (404): int() would also
     take ``+5``, ``1_000``, ``0001``, ``-0`` and other scripts' digits, several URLs for one record."""
 
-    def convert(self, value):
+    def convert(self, value: str) -> int | None:
         return int(value) if _YEAR.fullmatch(value) else None
 
 
-def _invalid_record(req, resp, error, params):
+def _invalid_record(req: falcon.Request, resp: falcon.Response,
+                    error: InvalidRecord, params: dict[str, Any]) -> NoReturn:
     raise falcon.HTTPUnprocessableEntity(description=str(error))
 
 
-def _store_unavailable(req, resp, error, params):
+def _store_unavailable(req: falcon.Request, resp: falcon.Response,
+                       error: StoreUnavailable, params: dict[str, Any]) -> NoReturn:
     # A store may say more, for the client: what a failed write may still have done.
     description = getattr(error, "client_message", "the store is unavailable, retry later")
     raise falcon.HTTPServiceUnavailable(description=description, retry_after=RETRY_AFTER_SECONDS)
 
 
-def _bulk_queue_full(req, resp, error, params):
+def _bulk_queue_full(req: falcon.Request, resp: falcon.Response,
+                     error: BulkQueueFull, params: dict[str, Any]) -> NoReturn:
     raise falcon.HTTPServiceUnavailable(description=f"{error}; retry later", retry_after=RETRY_AFTER_SECONDS)
 
 
-def _store_full(req, resp, error, params):
+def _store_full(req: falcon.Request, resp: falcon.Response, error: StoreFull, params: dict[str, Any]) -> NoReturn:
     # Not "retry later": the store stays full until records are deleted (Redis's maxmemory is a 503,
     # since Redis may free memory by itself).
     raise falcon.HTTPInsufficientStorage(description=f"{error}; replacing a stored record still works")
 
 
-def _writes_refused(retry_after):
-    def handle(req, resp, error, params):
+def _writes_refused(retry_after: int
+                    ) -> Callable[[falcon.Request, falcon.Response, WritesRefused, dict[str, Any]], NoReturn]:
+    def handle(req: falcon.Request, resp: falcon.Response, error: WritesRefused, params: dict[str, Any]) -> NoReturn:
         raise falcon.HTTPServiceUnavailable(description=str(error), retry_after=retry_after)
     return handle
 
 
-def _serialize_error(req, resp, error):
+def _serialize_error(req: falcon.Request, resp: falcon.Response, error: falcon.HTTPError) -> None:
     """Every error is ``{"msg": ...}``, whatever the client says it accepts."""
     message = error.description or falcon.code_to_http_status(error.status).split(" ", 1)[1].lower()
     resp.content_type = falcon.MEDIA_JSON

@@ -5,6 +5,7 @@ import hashlib
 import hmac
 import ipaddress
 import logging
+from typing import Any, Protocol
 
 import falcon
 
@@ -15,7 +16,19 @@ REALM = 'Bearer realm="growth"'
 _SCHEME = "bearer "
 
 
-def configured_tokens(config) -> tuple[str, ...]:
+class TokenSettings(Protocol):
+    """What access control reads of the configuration (``growth_gevent.config.Config``, which this layer may
+    not import)."""
+
+    @property
+    def api_tokens(self) -> tuple[str, ...] | None: ...
+    @property
+    def api_tokens_file(self) -> tuple[str, ...] | None: ...
+    @property
+    def host(self) -> str: ...
+
+
+def configured_tokens(config: TokenSettings) -> tuple[str, ...]:
     """The tokens of whichever of the two settings is set (the config refuses both), or none."""
     return config.api_tokens or config.api_tokens_file or ()
 
@@ -33,7 +46,8 @@ class RequireToken:
     def __init__(self, tokens: tuple[str, ...]):
         self._digests = tuple(_digest(token.encode()) for token in tokens)
 
-    def process_resource(self, req, resp, resource, params):
+    def process_resource(self, req: falcon.Request, resp: falcon.Response,
+                         resource: object, params: dict[str, Any]) -> None:
         if req.method not in WRITE_METHODS or not hasattr(resource, f"on_{req.method.lower()}"):
             return
         header = req.get_header("Authorization") or ""
@@ -56,7 +70,7 @@ def _digest(token: bytes) -> bytes:
     return hashlib.sha256(token).digest()
 
 
-def warn_if_open(config) -> None:
+def warn_if_open(config: TokenSettings) -> None:
     """One warning at start-up when anyone who can reach the port can change every record."""
     if not configured_tokens(config) and not is_loopback(config.host):
         log.warning("HOST=%s is not a loopback address and GROWTH_API_TOKENS is not set: anyone who can "

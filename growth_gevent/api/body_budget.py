@@ -10,6 +10,8 @@ connections there, in bytes here). A body is charged for bytes once they are rec
 them, and gives its charge back however its request ends. One event loop: plain counts.
 """
 
+from typing import Self
+
 import falcon
 
 from ..http.responses import RETRY_AFTER_SECONDS
@@ -19,7 +21,7 @@ from ..http.responses import RETRY_AFTER_SECONDS
 RECORD_BODIES_SHARE = 1 / 16
 
 
-def split_budgets(total, client_percent):
+def split_budgets(total: int, client_percent: int) -> tuple["BodyBudget", "BodyBudget"]:
     """The bulk bodies' budget and the single-record bodies' own, ``total`` bytes between them, one client
     address holding at most ``client_percent`` of each."""
     records = int(total * RECORD_BODIES_SHARE)
@@ -33,40 +35,40 @@ class BodyBudget:
     refused with a 503 (``Retry-After``, the rest of its body not read) when that would pass either.
     """
 
-    def __init__(self, limit, client_limit):
+    def __init__(self, limit: int, client_limit: int) -> None:
         self.limit = limit
         self.client_limit = client_limit
         self.held = 0
-        self.held_by = {}  # client address -> the bytes its bodies hold; none held, not listed
+        self.held_by: dict[str, int] = {}  # client address -> the bytes its bodies hold; none held, not listed
 
-    def reserve(self, client):
+    def reserve(self, client: str) -> "Charge":
         """A charge of no bytes yet, for a body from address ``client``, to grow; use it as a context
         manager, which gives it back."""
-        return _Charge(self, client)
+        return Charge(self, client)
 
 
 _ALL_BODIES = "too many request bodies in memory; retry later"
 _CLIENT_BODIES = "too many request bodies in memory from this client address; retry later"
 
 
-def _refusal(description):
+def _refusal(description: str) -> falcon.HTTPServiceUnavailable:
     # Connection: close, as for a 413: the rest of the body is not read.
     return falcon.HTTPServiceUnavailable(description=description, retry_after=RETRY_AFTER_SECONDS,
                                          headers={"Connection": "close"})
 
 
-class _Charge:
+class Charge:
     __slots__ = ("_budget", "_client", "size")
 
-    def __init__(self, budget, client):
+    def __init__(self, budget: BodyBudget, client: str) -> None:
         self._budget = budget
         self._client = client
         self.size = 0
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         if self.size:
             budget = self._budget
             budget.held -= self.size
@@ -75,7 +77,7 @@ class _Charge:
                 budget.held_by[self._client] = left
             self.size = 0
 
-    def check_room(self):
+    def check_room(self) -> None:
         """A 503 unless one byte more would fit: asked before a body is read, so that a full budget reads
         nothing of it."""
         budget = self._budget
@@ -84,7 +86,7 @@ class _Charge:
         if budget.held_by.get(self._client, 0) >= budget.client_limit:
             raise _refusal(_CLIENT_BODIES)
 
-    def add(self, size):
+    def add(self, size: int) -> None:
         """Charge ``size`` bytes more, just received; a 503 when they do not fit."""
         budget = self._budget
         if budget.held + size > budget.limit:

@@ -4,10 +4,13 @@ arrives, its size held to the limit, its bytes charged to the body budget once r
 ``{"msg"}`` answers."""
 
 import zlib
+from collections.abc import Iterator
 
 import falcon
+from falcon.typing import ReadableIO
 
 from ..http.head import ContentTooLarge
+from .body_budget import Charge
 from .strict_json import parse_json
 
 # The most a read asks for, and the most one inflating step makes of it.
@@ -19,13 +22,13 @@ _GZIP_NAMES = ("gzip", "x-gzip")
 _QUOTED_CHARS = 40
 
 
-def read_json(req, max_bytes, charge):
+def read_json(req: falcon.Request, max_bytes: int, charge: Charge) -> object:
     """The parsed JSON body of ``req``, or a typed falcon error (415, 413, 503, 400)."""
     request_media_type(req, (falcon.MEDIA_JSON,))
     return parse_json(read_body(req, max_bytes, charge), unique_keys=True)
 
 
-def read_body(req, max_bytes, charge):
+def read_body(req: falcon.Request, max_bytes: int, charge: Charge) -> bytearray:
     """The bytes of a request body, inflated if gzipped, charged to ``charge`` (a BodyBudget's) as they
     are received; or a typed falcon error (415, 413, 503, 408, 400). Its media type is the caller's to
     check first (``request_media_type``)."""
@@ -33,7 +36,7 @@ def read_body(req, max_bytes, charge):
     return _read_bounded(req.stream, req.content_length, max_bytes, charge, gunzip)
 
 
-def request_media_type(req, accepted):
+def request_media_type(req: falcon.Request, accepted: tuple[str, ...]) -> str:
     """The media type of ``req``'s body, lower-case and without parameters; a 415 unless in ``accepted``."""
     media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media_type not in accepted:
@@ -41,7 +44,7 @@ def request_media_type(req, accepted):
     return media_type
 
 
-def _content_coding(req):
+def _content_coding(req: falcon.Request) -> "_Gunzip | None":
     """None for a body sent as it is, a _Gunzip for a gzipped one; a 415 for any other coding, which says
     what is decoded in Accept-Encoding (RFC 9110 §15.5.16)."""
     coding = req.env.get("HTTP_CONTENT_ENCODING")
@@ -61,10 +64,10 @@ class _Gunzip:
     """A gzip body inflated as its bytes arrive, one member after another (RFC 1952 §2.2), never more than
     the room left for it at a time: a bomb stops at the limit."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._inflater = zlib.decompressobj(_GZIP)
 
-    def pieces(self, data, room):
+    def pieces(self, data: bytes, room: int) -> Iterator[bytes]:
         """What ``data`` inflates to, in pieces of at most READ_BLOCK bytes, stopping once more than
         ``room`` bytes came out; a 400 when it is not gzip."""
         while room >= 0:
@@ -86,13 +89,14 @@ class _Gunzip:
                 if not data and len(piece) < most:  # all of data inflated: nothing more to come of it
                     return
 
-    def check_ended(self):
+    def check_ended(self) -> None:
         """A 400 unless the gzip stream ended with its body."""
         if not self._inflater.eof:
             raise falcon.HTTPBadRequest(description="request body ends inside its gzip stream")
 
 
-def _read_bounded(stream, content_length, max_bytes, charge, gunzip):
+def _read_bounded(stream: ReadableIO, content_length: int | None, max_bytes: int, charge: Charge,
+                  gunzip: _Gunzip | None) -> bytearray:
     # The Content-Length is a framing decision (413 at once), not a charge: a read asks for at most
     # READ_BLOCK and hands over what has arrived (http/bodies.py), and what it brought is charged, so a
     # body that trickles holds what it sent, never what it declared. Chunked, the server de-chunks it
@@ -119,7 +123,7 @@ def _read_bounded(stream, content_length, max_bytes, charge, gunzip):
     return body
 
 
-def _read(stream, size):
+def _read(stream: ReadableIO, size: int) -> bytes:
     try:
         return stream.read(size)
     except TimeoutError:  # the server's body deadline (GROWTH_BODY_TIMEOUT), or it is shutting down
@@ -131,7 +135,7 @@ def _read(stream, size):
         raise falcon.HTTPBadRequest(description="request body could not be read") from None
 
 
-def _too_large(max_bytes, inflated=""):
+def _too_large(max_bytes: int, inflated: str = "") -> falcon.HTTPContentTooLarge:
     # Connection: close tells the server not to read the rest of the oversize body.
     return falcon.HTTPContentTooLarge(
         description=f"request body is larger than {max_bytes} bytes{inflated}",

@@ -4,12 +4,13 @@ records it may hold."""
 
 import contextlib
 import gc
+from collections.abc import Callable, Iterator
 
 import falcon
 from gevent.lock import Semaphore
 
 from ..core.loop import let_io_run
-from ..core.records import parse_records
+from ..core.records import Record, parse_records
 from ..http.responses import RETRY_AFTER_SECONDS
 from . import csv_format
 from .strict_json import parse_json, utf8_text
@@ -32,12 +33,13 @@ class BulkParser:
     or separators than ``max_records`` records could need is refused (413) before it is parsed.
     """
 
-    def __init__(self, max_records, wait_seconds=PARSE_WAIT_SECONDS):
+    def __init__(self, max_records: int, wait_seconds: float = PARSE_WAIT_SECONDS) -> None:
         self._max_records = max_records
         self._wait_seconds = wait_seconds
         self._slot = Semaphore()
 
-    def parse(self, body, check_room, media_type=falcon.MEDIA_JSON):
+    def parse(self, body: bytes | bytearray, check_room: Callable[[int], object], media_type: str = falcon.MEDIA_JSON
+              ) -> list[Record]:
         """``[(key, value), ...]`` of a bulk body of ``media_type`` (one of BULK_MEDIA_TYPES), or a typed
         falcon error (413, 400, 503), or InvalidRecord.
 
@@ -58,7 +60,7 @@ class BulkParser:
                 return parse_records(payload, pause=let_io_run)
 
     @contextlib.contextmanager
-    def slot(self):
+    def slot(self) -> Iterator[None]:
         """The process's one parse slot, waited for at most ``wait_seconds`` (503 past them)."""
         if not self._slot.acquire(timeout=self._wait_seconds):
             raise falcon.HTTPServiceUnavailable(description="too many bulk loads waiting to be parsed; retry later",
@@ -68,7 +70,7 @@ class BulkParser:
         finally:
             self._slot.release()
 
-    def _check_size(self, body, is_csv):
+    def _check_size(self, body: bytes | bytearray, is_csv: bool) -> int:
         """The most records ``body`` can hold; a 413 when that, or its separators, are more than
         ``max_records`` records could need."""
         if is_csv:
@@ -89,7 +91,7 @@ class BulkParser:
         return records
 
 
-def _keys_surely_unique(payload, objects, colons):
+def _keys_surely_unique(payload: object, objects: int, colons: int) -> bool:
     """True when no object of a parsed bulk body can name a key twice: its ``objects`` (braces in the
     body) are all records of the array, none nested, and their fields add up to its ``colons``. A brace or
     colon inside a string spoils the count, and then the keys are checked by parsing again."""
@@ -99,7 +101,7 @@ def _keys_surely_unique(payload, objects, colons):
     return len(fields) == objects and sum(fields) == colons
 
 
-def parse_csv(body):
+def parse_csv(body: bytes | bytearray) -> list[Record]:
     """The records of a UTF-8 CSV bulk body (csv_format.parse_records), or a 400 saying why it is not CSV."""
     text = utf8_text(body)
     if not text.strip():
@@ -111,7 +113,7 @@ def parse_csv(body):
 
 
 @contextlib.contextmanager
-def gc_paused():
+def gc_paused() -> Iterator[None]:
     """No garbage collection inside: for CPU-bound work that makes many objects and never yields.
 
     Parsing and validating a bulk body makes ~10 objects a record; collecting while they are made slows

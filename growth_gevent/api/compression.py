@@ -7,6 +7,10 @@ it saves. An answer encoded already (the /docs assets, gzipped once) is left alo
 
 import gzip
 import zlib
+from collections.abc import Iterable, Iterator
+from typing import cast
+
+import falcon
 
 # The level chosen from what it costs per page against what it saves (docs/performance.md#gzip-level): 1 takes the
 # most of the saving for the least CPU on these bodies.
@@ -35,7 +39,8 @@ class Gzip:
     and If-Match (compared strongly) never takes for the identity one. A 304 carries the tag and Vary the
     200 would have."""
 
-    def process_response(self, req, resp, resource, req_succeeded):
+    def process_response(self, req: falcon.Request, resp: falcon.Response,
+                         resource: object, req_succeeded: bool) -> None:
         stream, data = resp.stream, resp.data
         if stream is None:  # the small body first: most answers are one
             size = len(data) if data is not None else getattr(resp.context, "withheld_bytes", 0)
@@ -52,7 +57,8 @@ class Gzip:
         if etag is not None and not etag.startswith("W/"):
             resp.set_header("ETag", f"W/{etag}")
         if stream is not None:
-            resp.stream = _gzipped(stream)
+            # An iterable of bytes (the export's): no resource here streams a file-like object.
+            resp.stream = _gzipped(cast(Iterable[bytes], stream))
         elif data is None:  # a 304
             return
         else:
@@ -60,7 +66,7 @@ class Gzip:
         resp.set_header("Content-Encoding", "gzip")
 
 
-def _gzipped(chunks):
+def _gzipped(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """``chunks`` gzipped as they come: one compressor's window of memory, whatever the length."""
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, _GZIP_WINDOW_BITS)
     for chunk in chunks:

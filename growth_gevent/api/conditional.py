@@ -1,7 +1,12 @@
 """Preconditions (RFC 9110 §13): whether If-Match and If-None-Match name an ETag, and the check of a PUT or
 DELETE that carries them. The tags themselves, and the 304 of a GET, are ``representation``'s."""
 
+from collections.abc import Callable
+
 import falcon
+
+from ..core.records import Number
+from ..stores.base import Check
 
 
 def names(tags: list | None, etag: str | None, weakly: bool) -> bool:
@@ -13,7 +18,8 @@ def names(tags: list | None, etag: str | None, weakly: bool) -> bool:
     return any(tag == "*" or (tag == etag and (weakly or not tag.is_weak)) for tag in tags)
 
 
-def write_check(req: falcon.Request, etag_of_value, needs_record: bool = False):
+def write_check(req: falcon.Request, etag_of_value: Callable[[Number], str], needs_record: bool = False
+                ) -> Check | None:
     """The precondition of a PUT or DELETE with If-Match or If-None-Match, for the store to run on the
     record's current value in the same step as the write (``Store.put``'s ``check``); None without them.
     ``etag_of_value(value)`` is the tag of the record holding ``value``. ``needs_record``: the write fails
@@ -22,7 +28,7 @@ def write_check(req: falcon.Request, etag_of_value, needs_record: bool = False):
     if not if_match and not if_none_match:
         return None
 
-    def check(current):
+    def check(current: Number | None) -> None:
         if current is None and needs_record:
             return
         etag = None if current is None else etag_of_value(current)

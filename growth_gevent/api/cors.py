@@ -15,7 +15,8 @@ class CORS(falcon.CORSMiddleware):
     def __init__(self, origins: tuple[str, ...]):
         super().__init__(allow_origins="*" if origins == ("*",) else origins, expose_headers=EXPOSED_HEADERS)
 
-    def process_response(self, req, resp, resource, req_succeeded):
+    def process_response(self, req: falcon.Request, resp: falcon.Response,
+                         resource: object, req_succeeded: bool) -> None:
         super().process_response(req, resp, resource, req_succeeded)
         if self.allow_origins != "*":
             resp.append_header("Vary", "Origin")

@@ -43,7 +43,7 @@ class InvalidCSV(ValueError):
     """A body that is not CSV a reader can split into rows; the message names the row."""
 
 
-def rows_at_most(body: bytes) -> tuple[int, int]:
+def rows_at_most(body: bytes | bytearray) -> tuple[int, int]:
     """``(records, separators)`` that ``body`` can hold at most, counted before parsing, at C speed.
 
     The lines (split at ``\\r\\n``, ``\\n`` or ``\\r``, as a CSV reader splits them) bound the rows, one of

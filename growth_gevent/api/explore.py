@@ -22,12 +22,12 @@ MEDIA_TYPES = {
 class Page(static.Page):
     """``GET /explore``: the page; its query string is the page's own state, read by its script."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__((FILES / "explore.html").read_bytes())
 
 
 class Assets(static.Files):
     """``GET /explore/{asset}``: the page's script and stylesheet."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(FILES, MEDIA_TYPES, "no-cache")

@@ -6,10 +6,12 @@ holds its connection's send buffer and no more (the greenlet waits in ``sendall`
 greenlet yields, so that other requests are answered while exports run.
 """
 
+from collections.abc import Iterator
+
 import falcon
 
 from ..core.loop import let_io_run
-from ..core.records import as_record
+from ..core.records import Record, as_record
 from ..stores.base import Store
 from . import csv_format, params
 from .representation import CSV, FORMATS, JSON, NDJSON, dumps, negotiate
@@ -62,7 +64,7 @@ class Export:
             resp.stream = _json_array(opening, batches)
 
 
-def _batches(opening, batches):
+def _batches(opening: list[Record], batches: Iterator[list[Record]]) -> Iterator[list[Record]]:
     """The batches, the one already read first, yielding to the loop before each next one is read."""
     if opening:
         yield opening
@@ -71,7 +73,7 @@ def _batches(opening, batches):
         yield batch
 
 
-def _json_array(opening, batches):
+def _json_array(opening: list[Record], batches: Iterator[list[Record]]) -> Iterator[bytes]:
     separator = b"["
     for batch in _batches(opening, batches):
         yield separator + _json_items(batch)
@@ -79,17 +81,17 @@ def _json_array(opening, batches):
     yield b"]" if separator == b"," else b"[]"
 
 
-def _ndjson(opening, batches):
+def _ndjson(opening: list[Record], batches: Iterator[list[Record]]) -> Iterator[bytes]:
     for batch in _batches(opening, batches):
         yield "".join([dumps(as_record(key, value)) + "\n" for key, value in batch]).encode()
 
 
-def _json_items(batch):
+def _json_items(batch: list[Record]) -> bytes:
     """The records of ``batch`` as the items of a JSON array, without its brackets, as the list writes them."""
     return dumps([as_record(key, value) for key, value in batch])[1:-1].encode()
 
 
-def _csv(opening, batches):
+def _csv(opening: list[Record], batches: Iterator[list[Record]]) -> Iterator[bytes]:
     yield csv_format.HEADER.encode()
     for batch in _batches(opening, batches):
         yield csv_format.write(batch, header=False)

@@ -1,7 +1,9 @@
 """``GET /api/v1/growth/countries`` and ``/api/v1/growth/indicators``: the names that have records, each
 with its count and year range (``Store.facets``), each list filtered by the other name."""
 
-from ..stores.base import COUNTRY, INDICATOR
+import falcon
+
+from ..stores.base import COUNTRY, INDICATOR, Store
 from . import params
 from .representation import send_json, tag_body
 
@@ -13,13 +15,13 @@ FIELDS = {COUNTRY: "Country", INDICATOR: "Indicator"}
 class Facets:
     """The facet ``by`` (COUNTRY or INDICATOR), filtered by the other one's query parameter."""
 
-    def __init__(self, store, by):
+    def __init__(self, store: Store, by: str) -> None:
         self._store = store
         self._by = by
         self._field = FIELDS[by]
         self._filter = INDICATOR if by == COUNTRY else COUNTRY
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         given = params.query(req, frozenset({self._filter}))
         name = given.get(self._filter)
         name = name and name.upper()

@@ -9,9 +9,11 @@ choice of formats (``representation.negotiate``): on any other it is unknown, so
 """
 
 import re
+from typing import overload
 
 import falcon
 
+from ..core.records import Key
 from .cursor import InvalidCursor, decode_cursor
 
 DEFAULT_LIMIT = 100
@@ -51,7 +53,14 @@ def none(req: falcon.Request) -> None:
         query(req, NONE)
 
 
-def integer(params: dict[str, str], name: str, default=None, lowest=None, highest=None):
+@overload
+def integer(params: dict[str, str], name: str, default: int, lowest: int | None = None,
+            highest: int | None = None) -> int: ...
+@overload
+def integer(params: dict[str, str], name: str, default: None = None, lowest: int | None = None,
+            highest: int | None = None) -> int | None: ...
+def integer(params: dict[str, str], name: str, default: int | None = None, lowest: int | None = None,
+            highest: int | None = None) -> int | None:
     raw = params.get(name)
     if raw is None:
         return default
@@ -79,7 +88,7 @@ def year_range(params: dict[str, str], year: int | None = None) -> tuple[int | N
     return first, last
 
 
-def filters(params: dict[str, str]):
+def filters(params: dict[str, str]) -> tuple[str | None, str | None, int | None, int | None]:
     """The list's and the export's filters, as the store takes them: country and indicator (upper-case, or
     None), and the first and last year (or None)."""
     country, indicator = params.get("country"), params.get("indicator")
@@ -87,7 +96,7 @@ def filters(params: dict[str, str]):
     return country and country.upper(), indicator and indicator.upper(), first, last
 
 
-def paging(params: dict[str, str]):
+def paging(params: dict[str, str]) -> tuple[int, int, Key | None]:
     """``limit``, ``offset`` and the key after which the page starts (``cursor``; None without one)."""
     limit = integer(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     offset = integer(params, "offset", 0, 0)

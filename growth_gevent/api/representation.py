@@ -4,11 +4,12 @@ so that every worker gives one representation one tag and a change of the data c
 The streamed export writes its own body, a batch at a time (``export``), with :func:`dumps` here."""
 
 import hashlib
+from collections.abc import Sequence
 
 import falcon
 import ujson
 
-from ..core.records import as_record
+from ..core.records import Key, Number, Record, as_record
 from . import csv_format
 from .conditional import names
 
@@ -23,7 +24,7 @@ _ACCEPT_ANYTHING = frozenset({"*/*", JSON})
 ETAG_DIGITS = 20
 
 
-def negotiate(req: falcon.Request, params: dict, offered: tuple[str, ...]) -> str:
+def negotiate(req: falcon.Request, params: dict[str, str], offered: tuple[str, ...]) -> str:
     """The media type to answer among ``offered``: ``format=`` (400 when the route does not offer it), else
     the one Accept prefers (q-values weighed, as RFC 9110 says), else the first."""
     chosen = params.get("format")
@@ -39,23 +40,23 @@ def negotiate(req: falcon.Request, params: dict, offered: tuple[str, ...]) -> st
     return req.client_prefers(offered) or offered[0]
 
 
-def dumps(document) -> str:
+def dumps(document: object) -> str:
     return ujson.dumps(document, escape_forward_slashes=False)
 
 
-def send_json(resp: falcon.Response, document, status: str = falcon.HTTP_200) -> None:
+def send_json(resp: falcon.Response, document: object, status: str = falcon.HTTP_200) -> None:
     resp.status = status
     resp.data = dumps(document).encode()
 
 
-def record_json(key, value) -> bytes:
+def record_json(key: Key, value: Number) -> bytes:
     """One record's JSON, as :func:`dumps` writes it: its names hold no '/' (check_name), so ujson's default
     escaping gives the same bytes, without the keyword that costs ~0.7 µs a call
     (docs/performance.md#a-records-json-without-ujsons-keyword)."""
     return ujson.dumps(as_record(key, value)).encode()
 
 
-def send_csv(resp: falcon.Response, records) -> None:
+def send_csv(resp: falcon.Response, records: Sequence[Record]) -> None:
     resp.content_type = csv_format.CONTENT_TYPE
     resp.data = csv_format.write(records)
 

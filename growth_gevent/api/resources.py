@@ -2,16 +2,19 @@
 
 import pathlib
 import re
+from typing import Any, NoReturn
 from urllib.parse import quote, urlencode
 
 import falcon
 
-from ..core.records import InvalidRecord, as_record, check_name, check_year, make_key, parse_value_update
+from ..core.records import InvalidRecord, Key, Number, as_record, check_name, check_year, make_key, parse_value_update
 from ..http.responses import RETRY_AFTER_SECONDS
-from ..stores.base import JOBS_KEPT, StoreUnavailable
+from ..ops import metrics as ops_metrics
+from ..stores.base import JOBS_KEPT, Store, StoreUnavailable
 from . import params
+from .body_budget import BodyBudget
 from .body_reader import read_body, read_json, request_media_type
-from .bulk_parser import BULK_MEDIA_TYPES
+from .bulk_parser import BULK_MEDIA_TYPES, BulkParser
 from .conditional import write_check
 from .cursor import encode_cursor
 from .representation import CSV, JSON, etag_of, negotiate, record_json, send_csv, send_json, send_tagged, tag_body
@@ -29,7 +32,7 @@ JOB_STATUS_PATH = RECORDS_PATH + "/post/status"
 
 
 class Ping:
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         params.none(req)
         resp.content_type = falcon.MEDIA_TEXT
         resp.text = "pong"
@@ -43,10 +46,10 @@ class Ready:
     are refused (a snapshot or the journal failed: a disk full), though reads go on: a write sent there
     would not be kept. ``/ping`` is liveness only."""
 
-    def __init__(self, store):
+    def __init__(self, store: Store) -> None:
         self._store = store
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         params.none(req)
         try:
             self._store.size()  # one round trip on Redis
@@ -62,17 +65,17 @@ class Ready:
 class Metrics:
     """``/metrics``: the scrape of ``ops.metrics.Metrics``, under the query rule of every route."""
 
-    def __init__(self, metrics):
+    def __init__(self, metrics: ops_metrics.Metrics) -> None:
         self._metrics = metrics
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         params.none(req)
         self._metrics.on_get(req, resp)
 
     on_head = on_get
 
 
-def root(req, resp, **fields):
+def root(req: falcon.Request, resp: falcon.Response, **fields: Any) -> NoReturn:
     """``/``, which is no route of the API: the challenge's own harness wants the Go reference's answer,
     ``400 {"msg":"error in path"}`` (HEAD too, without the body). The reference answers other methods 404; a
     POST there it would take as a bulk load, which is only ever meant for ``/api/v1/growth``."""
@@ -84,11 +87,11 @@ def root(req, resp, **fields):
 class OpenAPI:
     """``GET /openapi.json``: the API's own description, kept in the repository beside this file."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._document = (pathlib.Path(__file__).parent / "openapi.json").read_bytes()
         self._etag = etag_of(self._document)
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         params.none(req)
         resp.data = self._document
         send_tagged(req, resp, self._etag)
@@ -99,13 +102,13 @@ class OpenAPI:
 class RecordCollection:
     """``/api/v1/growth``: POST a bulk load (validated whole, applied in the background); GET a page."""
 
-    def __init__(self, store, bodies, max_body_bytes, bulk_parser):
+    def __init__(self, store: Store, bodies: BodyBudget, max_body_bytes: int, bulk_parser: BulkParser) -> None:
         self._store = store
         self._bodies = bodies
         self._max_body_bytes = max_body_bytes
         self._bulk_parser = bulk_parser
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         given = params.query(req, params.LIST)
         limit, offset, after = params.paging(given)
         country, indicator, first, last = params.filters(given)
@@ -134,7 +137,7 @@ class RecordCollection:
 
     on_head = on_get
 
-    def on_post(self, req, resp):
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         # The body is held only as an argument: when parse() returns, it and the parse are gone, and
         # only then is the charge given back.
         params.none(req)
@@ -153,10 +156,10 @@ class PostStatus:
     probe record's value; ``/api/v1/growth/post/status/{job}`` (suffix ``job``): one job's own status, for
     the last JOBS_KEPT jobs accepted."""
 
-    def __init__(self, store):
+    def __init__(self, store: Store) -> None:
         self._store = store
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         params.none(req)
         status = self._store.bulk_status()
         document = {
@@ -174,7 +177,7 @@ class PostStatus:
 
     on_head = on_get
 
-    def on_get_job(self, req, resp, job):
+    def on_get_job(self, req: falcon.Request, resp: falcon.Response, job: str) -> None:
         params.none(req)
         status = self._store.job_status(int(job)) if _JOB.fullmatch(job) else None
         if status is None:
@@ -186,10 +189,10 @@ class PostStatus:
 
 
 class Size:
-    def __init__(self, store):
+    def __init__(self, store: Store) -> None:
         self._store = store
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         params.none(req)
         send_json(resp, {"size": self._store.size()})
 
@@ -199,10 +202,10 @@ class Size:
 class Series:
     """``/api/v1/growth/{country}/{indicator}``: one series, by year."""
 
-    def __init__(self, store):
+    def __init__(self, store: Store) -> None:
         self._store = store
 
-    def on_get(self, req, resp, country, indicator):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, country: str, indicator: str) -> None:
         given = params.query(req, params.SERIES)
         first, last = params.year_range(given)
         media_type = negotiate(req, given, REPRESENTATIONS)
@@ -224,12 +227,12 @@ class Series:
 class Record:
     """``/api/v1/growth/{country}/{indicator}/{year}``: one record."""
 
-    def __init__(self, store, bodies, max_body_bytes):
+    def __init__(self, store: Store, bodies: BodyBudget, max_body_bytes: int) -> None:
         self._store = store
         self._bodies = bodies
         self._max_body_bytes = max_body_bytes
 
-    def on_get(self, req, resp, country, indicator, year):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, country: str, indicator: str, year: int) -> None:
         if req.query_string:  # none()'s test, without its call on the hot GET
             params.none(req)
         key = make_key(country, indicator, year)
@@ -241,7 +244,7 @@ class Record:
 
     on_head = on_get
 
-    def on_put(self, req, resp, country, indicator, year):
+    def on_put(self, req: falcon.Request, resp: falcon.Response, country: str, indicator: str, year: int) -> None:
         """Takes the record as GET returns it, or its value alone; If-Match and If-None-Match are judged on
         the record's current ETag in the same step as the write (optimistic concurrency)."""
         params.none(req)
@@ -258,7 +261,7 @@ class Record:
         if created:
             resp.location = record_path(key)
 
-    def on_delete(self, req, resp, country, indicator, year):
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, country: str, indicator: str, year: int) -> None:
         params.none(req)
         key = make_key(country, indicator, year)
         if not self._store.delete(key, write_check(req, lambda current: _record_etag(key, current), needs_record=True)):
@@ -272,12 +275,12 @@ def export_path(given: dict[str, str], media_type: str) -> str:
     return f"{RECORDS_PATH}/export.{'csv' if media_type == CSV else 'json'}" + (f"?{filters}" if filters else "")
 
 
-def record_path(key):
+def record_path(key: Key) -> str:
     """The canonical URL path of a record: its upper-case names percent-encoded."""
     country, indicator, year = key
     return f"{RECORDS_PATH}/{quote(country, safe='')}/{quote(indicator, safe='')}/{year}"
 
 
-def _record_etag(key, value):
+def _record_etag(key: Key, value: Number) -> str:
     """The ETag of the record's representation, as its GET sends it."""
     return etag_of(record_json(key, value))

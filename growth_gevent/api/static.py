@@ -53,7 +53,7 @@ class Page:
     def __init__(self, html: bytes):
         self._page = StaticFile(html, HTML)
 
-    def on_get(self, req, resp):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         # No query rule (params.py): a page's query is its script's state, which the server never reads.
         resp.set_header("Content-Security-Policy", PAGE_POLICY)
         self._page.send(req, resp, "no-cache")
@@ -72,7 +72,7 @@ class Files:
         self._cache_control = cache_control
         self._files = dict(made or {})
 
-    def on_get(self, req, resp, asset):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, asset: str) -> None:
         params.none(req)
         file = self._files.get(asset)
         if file is None:

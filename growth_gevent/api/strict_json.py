@@ -4,6 +4,7 @@ integer longer than Python reads), each with a 400 or 422 saying why."""
 
 import json
 import sys
+from typing import Any
 
 import falcon
 
@@ -22,10 +23,10 @@ class _Underflow(ValueError):
     """A number that is not zero but too small in size for a double: it would be read as 0."""
 
 
-def _unique_keys(pairs):
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     document = dict(pairs)
     if len(document) != len(pairs):
-        seen = set()
+        seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
                 raise _DuplicateKey(key)
@@ -33,7 +34,7 @@ def _unique_keys(pairs):
     return document
 
 
-def _float(literal):
+def _float(literal: str) -> float:
     value = float(literal)
     if underflows(literal, value):
         raise _Underflow(literal)
@@ -51,7 +52,7 @@ _DECODERS = {(unique, tiny): json.JSONDecoder(object_pairs_hook=_unique_keys if 
              for unique in (False, True) for tiny in (False, True)}
 
 
-def parse_json(body, unique_keys):
+def parse_json(body: bytes | bytearray, unique_keys: bool) -> object:
     """The document a UTF-8 JSON body holds, or a 400 saying why it is not one (a key given twice in an
     object too, with ``unique_keys``), or a 422 for numbers no field takes: one too small for a double,
     not zero but read as 0, and an integer longer than Python reads."""
@@ -77,12 +78,12 @@ def parse_json(body, unique_keys):
         raise falcon.HTTPBadRequest(description="request body is not valid JSON: nested too deeply") from None
 
 
-def _quoted(key):
+def _quoted(key: str) -> str:
     quoted = json.dumps(key, ensure_ascii=False)
     return quoted if len(quoted) <= _QUOTED_CHARS else quoted[:_QUOTED_CHARS] + '..."'
 
 
-def utf8_text(body):
+def utf8_text(body: bytes | bytearray) -> str:
     """``body`` decoded from UTF-8, or a 400 naming the first byte that is not."""
     try:
         return body.decode("utf-8")

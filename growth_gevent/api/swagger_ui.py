@@ -55,7 +55,7 @@ ASSET_CACHE_CONTROL = "public, max-age=86400"
 class Page(static.Page):
     """``GET /docs``: the Swagger UI page."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(PAGE)
 
 
