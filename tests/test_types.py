@@ -1,5 +1,5 @@
 """What `mypy` checks (.ci/run runs it with no arguments, so pyproject.toml's [tool.mypy] is the whole of it):
-every module of the package, function bodies included, and the contracts between layers as `--strict` would.
+every module of the package, every function annotated and its body checked, and the contracts between layers as `--strict` would.
 Read from the settings rather than by running mypy here: .ci/run runs it."""
 
 import importlib.util
@@ -37,7 +37,7 @@ STRICT_PER_MODULE = {
 }
 # ... and what it turns on that mypy takes only globally, or that holds for every module here.
 STRICT_GLOBAL = {"check_untyped_defs": True, "warn_redundant_casts": True, "warn_unused_ignores": True,
-                 "strict_equality": True}
+                 "strict_equality": True, "disallow_untyped_defs": True, "disallow_incomplete_defs": True}
 # Third-party packages that ship no type information: the only imports mypy may skip.
 UNTYPED_PACKAGES = {"gevent", "gevent.*", "swagger_ui_bundle"}
 
@@ -46,7 +46,7 @@ def _modules(override):
     return override["module"] if isinstance(override["module"], list) else [override["module"]]
 
 
-def test_mypy_checks_the_whole_package_and_every_function_body():
+def test_mypy_checks_the_whole_package_every_function_body_and_every_signature():
     assert MYPY["files"] == ["growth_gevent"]
     assert {name: MYPY.get(name) for name in STRICT_GLOBAL} == STRICT_GLOBAL
     assert "follow_imports" not in MYPY and "ignore_missing_imports" not in MYPY
