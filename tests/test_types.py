@@ -1,6 +1,6 @@
 """What `mypy` checks (.ci/run runs it with no arguments, so pyproject.toml's [tool.mypy] is the whole of it):
-every module of the package, every function annotated and its body checked, and the contracts between layers as `--strict` would.
-Read from the settings rather than by running mypy here: .ci/run runs it."""
+every module of the package, every function annotated and its body checked, and the contracts between
+layers as `--strict` would. Read from the settings rather than by running mypy here: .ci/run runs it."""
 
 import importlib.util
 import tomllib
