@@ -12,6 +12,7 @@ import gevent
 import ujson
 
 from .config import Config
+from .core.descriptions import Description
 from .core.logs import ThrottledLog
 from .core.records import InvalidRecord, Record, parse_records
 from .durability.journal_format import SEGMENT_INFIX
@@ -27,12 +28,13 @@ INITIAL_DATA_CHECK_SECONDS = 2.0
 WATCH_ERROR_LOG_SECONDS = 60.0
 # Where initial data was read (a line of the log), and its records.
 InitialData = tuple[str, list[Record]]
+Described = dict[str, dict[str, Description]]  # a snapshot's descriptions, by -> code -> description
 
 
 class Recovering(Protocol):
     """The journal's write log as start-up sees it: it replays what the journal holds after the snapshot."""
 
-    def recover(self, first_segment: int) -> Recovered: ...
+    def recover(self, first_segment: int, descriptions: Described | None = None) -> Recovered: ...
 
 
 def seed_store(store: Store, config: Config, started: float) -> InitialData | None:
@@ -64,14 +66,14 @@ def recover_journaled(store: Store, journal_log: Recovering, config: Config, sna
     """A journaled store's start: the snapshot (else GROWTH_PRELOAD), then ``journal_log`` replays the journal
     after it."""
     assert snapshot_lock is not None, "GROWTH_SNAPSHOT gives the journal and the snapshot's lock together"
-    first_segment = 0
+    first_segment, descriptions = 0, None
     if os.path.exists(snapshot_lock.path):
-        records, first_segment = load_snapshot(snapshot_lock.path)
+        records, first_segment, descriptions = load_snapshot(snapshot_lock.path)
         submit_initial_data(store, f"snapshot {snapshot_lock.path}", records, started)
     elif config.preload_path:
         submit_initial_data(store, *_preload(config.preload_path), started)
     replay_started = time.perf_counter()
-    recovered = journal_log.recover(first_segment)
+    recovered = journal_log.recover(first_segment, descriptions)
     for torn in recovered.torn:
         log.warning("%s ends in a torn record at byte %d (a crash in the middle of a write): cut from the file, "
                     "%s", torn.path, torn.offset, torn.dropped(config.fsync))

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from growth_gevent.cli import config_from, parse_command_line
-from growth_gevent.cli.load import TOKEN_VARIABLE
+from growth_gevent.cli.client import TOKEN_VARIABLE
 from growth_gevent.config import SETTINGS
 from growth_gevent.stores.redis.persistence import loss_table
 from scripts.settings_doc import default_text, render

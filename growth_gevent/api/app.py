@@ -7,6 +7,7 @@ from typing import Any, NoReturn, Protocol
 
 import falcon
 
+from ..core.descriptions import TooMany
 from ..core.records import InvalidRecord
 from ..http.responses import RETRY_AFTER_SECONDS, message_body
 from ..ops.metrics import Metrics
@@ -62,6 +63,7 @@ def create_app(store: Store, config: Settings) -> falcon.App:
     app.add_error_handler(StoreUnavailable, _store_unavailable)
     app.add_error_handler(BulkQueueFull, _bulk_queue_full)
     app.add_error_handler(StoreFull, _store_full)
+    app.add_error_handler(TooMany, _too_many_described)
     # The snapshotter tries again every interval: no sooner can writes be accepted again.
     app.add_error_handler(WritesRefused, _writes_refused(math.ceil(config.snapshot_interval)))
 
@@ -120,6 +122,10 @@ def _store_full(req: falcon.Request, resp: falcon.Response, error: StoreFull, pa
     # Not "retry later": the store stays full until records are deleted (Redis's maxmemory is a 503,
     # since Redis may free memory by itself).
     raise falcon.HTTPInsufficientStorage(description=f"{error}; replacing a stored record still works")
+
+
+def _too_many_described(req: falcon.Request, resp: falcon.Response, error: TooMany, params: dict[str, Any]) -> NoReturn:
+    raise falcon.HTTPInsufficientStorage(description=f"{error}; remove some first (null)")
 
 
 def _writes_refused(retry_after: int

@@ -11,7 +11,7 @@ import falcon
 
 log = logging.getLogger("growth_gevent")
 
-WRITE_METHODS = frozenset({"PUT", "DELETE", "POST"})
+WRITE_METHODS = frozenset({"PUT", "DELETE", "POST", "PATCH"})
 REALM = 'Bearer realm="growth"'
 _SCHEME = "bearer "
 

@@ -1,18 +1,20 @@
-"""``GET /api/v1/growth/export``: every record that the list's filters match, in its order, streamed.
-
-The store reads a batch at a time (``Store.export``) and each is written and sent before the next is read,
-so that an export holds one batch of records, whatever the store's size, and a client that reads slowly
-holds its connection's send buffer and no more (the greenlet waits in ``sendall``). Between batches the
-greenlet yields, so that other requests are answered while exports run.
+"""``GET /api/v1/growth/export``: every record that the list's filters match, in its order, streamed. An NDJSON
+export starts with the descriptions of the codes (``{"Country":"BRA","name":"Brazil"}``), so that ``load`` of it
+keeps them. The store reads a batch at a time (``Store.export``) and each is written and sent before the next is
+read, so that an export holds one batch of records, whatever the store's size, and a client that reads slowly
+holds its connection's send buffer and no more (the greenlet waits in ``sendall``). Between batches the greenlet
+yields, so that other requests are answered while exports run.
 """
 
+import re
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import falcon
 
 from ..core.loop import let_io_run
 from ..core.records import Record, as_record
-from ..stores.base import Store
+from ..stores.base import COUNTRY, INDICATOR, Store
 from . import csv_format, params
 from .representation import CSV, FORMATS, JSON, NDJSON, dumps, negotiate
 
@@ -21,6 +23,9 @@ REPRESENTATIONS = (JSON, CSV, NDJSON)
 CSV_FILENAME = "growth.csv"
 # The names /export.{format} takes, as a 404 lists them.
 FILE_NAMES = sorted(f"export.{name}" for name, media_type in FORMATS.items() if media_type in REPRESENTATIONS)
+# What a file name keeps as it is in the header's plain filename="..."; the rest is "_" there, and the whole
+# name is in filename*= (RFC 6266, RFC 8187) for browsers, which prefer it.
+_PLAIN = re.compile(r"[^A-Za-z0-9._-]")
 
 
 class Export:
@@ -55,13 +60,37 @@ class Export:
         opening = next(batches, [])
         if media_type == CSV:
             resp.content_type = csv_format.CONTENT_TYPE
-            resp.set_header("Content-Disposition", f'attachment; filename="{CSV_FILENAME}"')
+            resp.set_header("Content-Disposition", attachment(country, indicator))
             resp.stream = _csv(opening, batches)
         elif media_type == NDJSON:
             resp.content_type = NDJSON
-            resp.stream = _ndjson(opening, batches)
+            resp.stream = _ndjson(self._described(country, indicator), opening, batches)
         else:
             resp.stream = _json_array(opening, batches)
+
+
+    def _described(self, country: str | None, indicator: str | None) -> bytes:
+        """The descriptions an NDJSON export starts with, one a line (``load`` reads them back): those of
+        every country and indicator, or of the one a filter names."""
+        lines = []
+        for by, field, only in ((COUNTRY, "Country", country), (INDICATOR, "Indicator", indicator)):
+            described = self._store.descriptions(by)
+            for code in [only] if only else sorted(described):
+                if code in described:
+                    lines.append(dumps({field: code, **described[code]}) + "\n")
+        return "".join(lines).encode()
+
+
+def attachment(country: str | None, indicator: str | None) -> str:
+    """The CSV's Content-Disposition: named after the country and indicator it is filtered by, as the explore
+    page names its downloads (``BRA_NGDP_R.csv``); ``growth.csv`` without either."""
+    if not country and not indicator:
+        return f'attachment; filename="{CSV_FILENAME}"'
+    name = "_".join(name for name in (country, indicator) if name) + ".csv"
+    plain = _PLAIN.sub("_", name)
+    if plain == name:
+        return f'attachment; filename="{name}"'
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 def _batches(opening: list[Record], batches: Iterator[list[Record]]) -> Iterator[list[Record]]:
@@ -81,7 +110,9 @@ def _json_array(opening: list[Record], batches: Iterator[list[Record]]) -> Itera
     yield b"]" if separator == b"," else b"[]"
 
 
-def _ndjson(opening: list[Record], batches: Iterator[list[Record]]) -> Iterator[bytes]:
+def _ndjson(described: bytes, opening: list[Record], batches: Iterator[list[Record]]) -> Iterator[bytes]:
+    if described:
+        yield described
     for batch in _batches(opening, batches):
         yield "".join([dumps(as_record(key, value)) + "\n" for key, value in batch]).encode()
 

@@ -66,8 +66,9 @@ def command_line() -> argparse.ArgumentParser:
                                   help=_flag_help(setting))
     load.add_arguments(commands.add_parser(
         "load", help="upload bulk files and wait until they are applied",
-        description="Upload bulk files, JSON, NDJSON or CSV (- for stdin), several at once, and wait until each "
-                    "is applied; a file past the body limit goes in several POSTs, each all-or-nothing. Exit 0: "
+        description="Upload bulk files, JSON, NDJSON, CSV or wide tables such as the IMF's WEO and the World "
+                    "Bank's files (- for stdin), several at once, and wait until each is applied; a file past the "
+                    "body limit goes in several POSTs, each all-or-nothing. Exit 0: "
                     "every file loaded whole; 1: none; 3: some files loaded whole and the others not at all (stderr "
                     "names them); 4: a file loaded in part (a part after the first refused: stderr says up to "
                     "where, stdout how many of its records); 2: a usage error or a file that cannot be read, "

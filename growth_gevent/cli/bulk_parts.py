@@ -8,15 +8,17 @@ record anywhere refuses the file whole, named by its place in the file; only wha
 decides (a full store, a restart) can stop a load split into parts midway.
 """
 
+import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import falcon
 
 from ..api import csv_format
 from ..api.strict_json import parse_json
+from ..core.descriptions import COUNTRY, FIELDS, INDICATOR, Descriptions, parse_patch
 from ..core.records import InvalidRecord, parse_records
 
 FORMATS = ("json", "ndjson", "csv")
@@ -24,6 +26,7 @@ FORMATS = ("json", "ndjson", "csv")
 CONTENT_TYPES = {"json": falcon.MEDIA_JSON, "ndjson": falcon.MEDIA_JSON, "csv": csv_format.MEDIA_TYPE}
 # A line and its end, as a CSV reader splits lines (newline=""); the last may have none.
 _LINE_END_KEPT = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+DESCRIBED_FIELDS = frozenset(FIELDS[INDICATOR])
 _PLACE = re.compile(r"\b(record|row) ([0-9]+)\b")
 
 
@@ -61,6 +64,7 @@ class BulkFile:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             raise BadFile(f"not UTF-8: {error.reason} at byte {error.start}") from None
+        self.names = Descriptions()  # NDJSON's description lines, as export writes them
         self._header = b""
         self._header_lines = 0
         # The line where each record starts in the file (NDJSON, CSV), for messages.
@@ -78,19 +82,14 @@ class BulkFile:
     def parts(self, max_bytes: int, max_records: int, start: int = 0) -> Iterator[Part]:
         """The records from ``start`` on, in bodies of at most ``max_bytes`` and ``max_records`` records each."""
         # A JSON body is its items between brackets, a comma after each but the last; a CSV one the header, then rows.
-        overhead, separator = (len(self._header), 0) if self.format == "csv" else (2, 1)
-        first, size = start, overhead
-        for index in range(start, len(self._items)):
-            item = len(self._items[index]) + separator
-            if overhead + item > max_bytes:
-                raise BadFile(f"{self.place(index)} alone is more than {max_bytes} bytes, the largest body the "
-                              f"server takes")
-            if index > first and (size + item > max_bytes or index - first == max_records):
-                yield self._part(first, index)
-                first, size = index, overhead
-            size += item
-        if first < len(self._items) or start == 0:
-            yield self._part(first, len(self._items))
+        if self.format == "csv":
+            overhead, separator = len(self._header), 0
+            body: Callable[[list[bytes]], bytes] = lambda items: self._header + b"".join(items)  # noqa: E731
+        else:
+            overhead, separator = 2, 1
+            body = lambda items: b"[" + b",".join(items) + b"]"  # noqa: E731
+        items = itertools.islice(enumerate(self._items), start, None)
+        return packed(items, start, overhead, separator, max_bytes, max_records, self.place, body)
 
     def check(self, max_bytes: int, max_records: int) -> None:
         """Every part read as the server reads it: BadFile naming the first bad record by its place in the file."""
@@ -110,11 +109,6 @@ class BulkFile:
         if self.format == "json":
             return f"record {index}"
         return f"{'row' if self.format == 'csv' else 'line'} {self._lines[index]}"
-
-    def _part(self, first: int, end: int) -> Part:
-        items = self._items[first:end]
-        body = self._header + b"".join(items) if self.format == "csv" else b"[" + b",".join(items) + b"]"
-        return Part(body, first, end - first)
 
     def _in_file(self, message: str, part: Part) -> str:
         """The server's message about ``part``, its record or row number made the file's."""
@@ -138,12 +132,28 @@ class BulkFile:
             if not line:
                 continue
             try:
-                json.loads(line)
+                document = json.loads(line)
             except ValueError as error:
                 raise BadFile(f"line {number}: not valid JSON: {error}") from None
+            if self._described(document, number):
+                continue
             items.append(line.encode())
             self._lines.append(number)
         return items
+
+    def _described(self, document: object, number: int) -> bool:
+        """Whether ``document`` is a description (``{"Country": "BRA", "name": "Brazil"}``: a name, no Year nor
+        Value), kept in ``names``; BadFile for a bad one."""
+        if type(document) is not dict or "Year" in document or "Value" in document or DESCRIBED_FIELDS.isdisjoint(
+                document):
+            return False
+        by = COUNTRY if "Country" in document else INDICATOR
+        fields = {key: text for key, text in document.items() if key not in ("Country", "Indicator")}
+        try:
+            self.names.apply(by, parse_patch(by, {document.get(by.capitalize()): fields}))
+        except InvalidRecord as error:
+            raise BadFile(f"line {number}: {error}") from None
+        return True
 
     def _csv_rows(self, text: str) -> list[bytes]:
         """The file's rows after its header, each with the blank lines before it, so that the rows of a part
@@ -166,6 +176,26 @@ class BulkFile:
         except csv_format.csv.Error as error:
             raise BadFile(f"not valid CSV: row {reader.line_num}: {error}") from None
         return rows
+
+
+def packed(items: Iterator[tuple[int, bytes]], start: int, overhead: int, separator: int, max_bytes: int,
+           max_records: int, place: Callable[[int], str], body: Callable[[list[bytes]], bytes]) -> Iterator[Part]:
+    """``items`` (index, bytes) from ``start`` on, in bodies made by ``body`` of at most ``max_bytes`` (each body
+    ``overhead`` bytes, and ``separator`` bytes an item) and ``max_records`` items; one empty body for no items
+    from 0. Only one body's items are held at a time."""
+    first, size = start, overhead
+    held: list[bytes] = []
+    for index, item in items:
+        length = len(item) + separator
+        if overhead + length > max_bytes:
+            raise BadFile(f"{place(index)} alone is more than {max_bytes} bytes, the largest body the server takes")
+        if held and (size + length > max_bytes or len(held) == max_records):
+            yield Part(body(held), first, len(held))
+            first, size, held = index, overhead, []
+        size += length
+        held.append(item)
+    if held or start == 0:
+        yield Part(body(held), first, len(held))
 
 
 def _json_items(text: str) -> list[bytes]:

@@ -13,14 +13,8 @@ import sys
 import urllib.parse
 from typing import BinaryIO, TextIO
 
-from .load import (
-    REQUEST_SECONDS,
-    LoadFailed,
-    add_url_argument,
-    reason,
-    refusal,
-    request_json,
-)
+from .client import REQUEST_SECONDS, LoadFailed, reason, refusal, request_json
+from .load import add_url_argument
 from .progress import ProgressBar
 
 EXPORT_PATH = "/api/v1/growth/export"

@@ -27,14 +27,17 @@ import re
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import IO, Any
 
 import gevent.pool
 
 from ..config import DEFAULT_BULK_MAX_RECORDS, DEFAULT_MAX_BODY_BYTES, Config
+from ..core.descriptions import COUNTRY, INDICATOR, Descriptions
 from ..core.logs import counted
+from . import wide_tables
 from .bulk_parts import CONTENT_TYPES, FORMATS, BadFile, BulkFile, format_of
+from .client import TOKEN_VARIABLE, Loaded, LoadFailed, Refused, request_json
 from .progress import ProgressBar
 
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -43,14 +46,12 @@ DEFAULT_CONCURRENCY = 4
 BULK_PATH = "/api/v1/growth"
 STATUS_PATH = "/api/v1/growth/post/status"
 SIZE_PATH = "/api/v1/growth/size"
+DESCRIPTIONS_PATHS = {COUNTRY: "/api/v1/growth/countries", INDICATOR: "/api/v1/growth/indicators"}
+DESCRIPTIONS_PER_PATCH = 1000  # a tenth of what one PATCH may hold
 STDIN = "-"
 POLL_SECONDS = 0.05
-REQUEST_SECONDS = 60.0
 # gzip's own default: most of the saving at a fraction of level 9's time.
 GZIP_LEVEL = 6
-# The bearer token for a server that requires one (GROWTH_API_TOKENS), when --token does not give it: the
-# environment is the safer place, since other users of the machine can read arguments in the process list.
-TOKEN_VARIABLE = "GROWTH_API_TOKEN"
 # The limits a 413 names (api/body_reader.py, api/bulk_parser.py): the body's bytes, or the records of one load.
 _BYTES_LIMIT = re.compile(r"larger than ([0-9]+) bytes")
 _RECORDS_LIMIT = re.compile(r"holds at most ([0-9]+) records")
@@ -59,29 +60,6 @@ _RECORDS_LIMIT = re.compile(r"holds at most ([0-9]+) records")
 LOADED, FAILED, UNREADABLE, SOME_FAILED, PARTIAL = 0, 1, 2, 3, 4
 # After a file sent in parts, the bulk status (count, total) is its last part's, which a user may not expect.
 LAST_PART_ONLY = "/post/status counts the last part only"
-
-
-class Loaded(NamedTuple):
-    """What a file's load did: its records applied, of the records in it, and whether it was cut into parts."""
-
-    records: int
-    of: int
-    in_parts: bool
-
-
-class LoadFailed(Exception):
-    """The load cannot go on; the message says why, in words for the user. ``loaded``: what was loaded before,
-    of a file sent in parts, if any."""
-
-    loaded: Loaded | None = None
-
-
-class Refused(LoadFailed):
-    """The server answered an error ``status`` (its ``message``, and its Retry-After in seconds if any)."""
-
-    def __init__(self, text: str, status: int, message: str, retry_after: int | None = None) -> None:
-        super().__init__(text)
-        self.status, self.message, self.retry_after = status, message, retry_after
 
 
 def add_url_argument(parser: argparse.ArgumentParser) -> None:
@@ -110,13 +88,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``load`` command's arguments, on the command line's ``load`` parser."""
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="a JSON array of Country/Indicator/Value/Year records, NDJSON (one a line, as export "
-                             f"writes it) or CSV; {STDIN} reads standard input")
+                             "writes it), CSV, or a wide table (one column a year: the IMF's WEO .xls and the World "
+                             f"Bank's CSV as published, others with --country-column); {STDIN} reads standard input")
     add_url_argument(parser)
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"seconds to wait for each file to be applied (default: {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--format", choices=FORMATS,
                         help="read every FILE as this (default: by its extension, .csv, .ndjson or .jsonl, .json; "
                              "else by its first character: [ JSON, { NDJSON, anything else CSV)")
+    parser.add_argument("--country-column", metavar="NAME",
+                        help="a wide table's column of country codes, one column a year (the IMF's WEO and the "
+                             "World Bank's files are known without it): docs/operations.md, Loading files")
+    parser.add_argument("--indicator-column", metavar="NAME", help="a wide table's column of indicator codes")
     parser.add_argument("--max-body", type=_positive_integer, metavar="BYTES",
                         help=f"the largest body sent (default: GROWTH_MAX_BODY_BYTES, {DEFAULT_MAX_BODY_BYTES} when "
                              "unset, as the server reads it; a server with less says so in a 413, and the parts "
@@ -150,8 +133,13 @@ def run(args: argparse.Namespace) -> int:
 
     def attempt(path: str) -> Loaded | LoadFailed:
         try:
-            data = _read(path)
-            return Upload(args, token, label=path if several else "").load(data, args.format or format_of(path, data))
+            head, open_file = _source(path)
+            file_format = args.format or format_of(path, head)
+            uploader = Upload(args, token, label=path if several else "")
+            table = _wide_table(path, head, open_file, args) if file_format == "csv" else None
+            if table is not None:
+                return uploader.load_parts(table)
+            return uploader.load(_read(path, open_file), file_format)
         except LoadFailed as error:
             return error
 
@@ -191,14 +179,34 @@ def _what(loaded: Loaded) -> str:
     return counted(loaded.records, "record")
 
 
-def _read(path: str) -> bytes:
+def _source(path: str) -> tuple[bytes, Callable[[], IO[bytes]]]:
+    """The file's first bytes (all of standard input) and a function that opens it from its start."""
     try:
         if path == STDIN:
-            return sys.stdin.buffer.read()
+            data = sys.stdin.buffer.read()
+            return data, lambda: io.BytesIO(data)
         with open(path, "rb") as bulk_file:
+            return bulk_file.read(wide_tables.HEAD_BYTES), lambda: open(path, "rb")
+    except OSError as error:
+        raise LoadFailed(_cannot_read(path, error)) from None
+
+
+def _read(path: str, open_file: Callable[[], IO[bytes]]) -> bytes:
+    try:
+        with open_file() as bulk_file:
             return bulk_file.read()
     except OSError as error:
         raise LoadFailed(_cannot_read(path, error)) from None
+
+
+def _wide_table(path: str, head: bytes, open_file: Callable[[], IO[bytes]],
+                args: argparse.Namespace) -> wide_tables.WideFile | None:
+    """The file as a wide table (``wide_tables``) if it is one, else None."""
+    try:
+        found = wide_tables.recognise(head, path, args.country_column, args.indicator_column)
+    except BadFile as error:
+        raise LoadFailed(f"{error} (nothing was sent)") from None
+    return None if found is None else wide_tables.WideFile(open_file, found, head)
 
 
 def _cannot_read(path: str, error: OSError) -> str:
@@ -269,7 +277,19 @@ class Upload:
         self._records = len(bulk)
         return self._send_parts(bulk)
 
-    def _send_parts(self, bulk: BulkFile) -> Loaded:
+    def load_parts(self, table: wide_tables.WideFile) -> Loaded:
+        """Send a file read as a stream (``wide_tables.WideFile``) in parts, once every record in it is checked,
+        and wait until it is applied: what was loaded."""
+        try:
+            table.check(self._max_bytes, self._max_records)
+        except BadFile as error:
+            raise LoadFailed(f"{error} (nothing was sent)") from None
+        except OSError as error:
+            raise LoadFailed(f"cannot read the file: {error.strerror or error}") from None
+        self._records = len(table)
+        return self._send_parts(table)
+
+    def _send_parts(self, bulk: BulkFile | wide_tables.WideFile) -> Loaded:
         start, sent = 0, False
         while not sent:
             sent = True
@@ -285,9 +305,23 @@ class Upload:
                     break
                 except LoadFailed as error:
                     raise self._stopped(error, bulk, part.first) from None
-        return self._wait()
+        loaded = self._wait()
+        self._describe(bulk.names)
+        return loaded
 
-    def _stopped(self, error: LoadFailed, bulk: BulkFile, first: int) -> LoadFailed:
+    def _describe(self, names: Descriptions) -> None:
+        """PATCH the names a file gave its codes (``core.descriptions``), once its records are loaded."""
+        headers = {"Content-Type": "application/merge-patch+json", **self._authorization()}
+        for by, described in names.held.items():
+            codes = sorted(described)
+            for start in range(0, len(codes), DESCRIPTIONS_PER_PATCH):
+                patch = {code: described[code] for code in codes[start:start + DESCRIPTIONS_PER_PATCH]}
+                try:
+                    request_json("PATCH", self._url, DESCRIPTIONS_PATHS[by], json.dumps(patch).encode(), headers)
+                except LoadFailed as error:
+                    raise LoadFailed(f"the records were loaded, but not the names of their codes: {error}") from None
+
+    def _stopped(self, error: LoadFailed, bulk: BulkFile | wide_tables.WideFile, first: int) -> LoadFailed:
         """The error of a part, saying what the parts before it loaded, and carrying it."""
         if not first:
             return error
@@ -317,12 +351,13 @@ class Upload:
             if records:
                 self._max_records = min(self._max_records, max(1, records // 2))
 
+    def _authorization(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._token}"} if self._token else {}
+
     def _post(self, body: bytes, file_format: str) -> int:
         """POST one body; the job it made. A 503 (a full queue) is tried again after its
         Retry-After, until the deadline."""
-        headers = {"Content-Type": CONTENT_TYPES[file_format]}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
+        headers = {"Content-Type": CONTENT_TYPES[file_format], **self._authorization()}
         if self._gzip:
             body, headers["Content-Encoding"] = gzip.compress(body, GZIP_LEVEL), "gzip"
         while True:
@@ -383,65 +418,3 @@ def _job_status(base_url: str, job: int) -> dict[str, Any]:
             raise
     applied = request_json("GET", base_url, STATUS_PATH)["jobs applied"] >= job
     return {"msg": "complete" if applied else "in progress", "count": 0}
-
-
-class Answer(dict):
-    """A JSON answer's document, with the answer's Location header."""
-
-    location = ""
-
-
-def request_json(method: str, base_url: str, path: str, body: bytes | None = None,
-                 headers: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> Answer:
-    """The JSON answer to one request; LoadFailed, with the server's message, on anything else (Refused for
-    an error answer)."""
-    url = base_url + path
-    parts = urllib.parse.urlsplit(url)
-    connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    try:
-        connection = connection_type(parts.netloc, timeout=REQUEST_SECONDS)
-        connection.connect()
-    except (OSError, http.client.HTTPException) as error:
-        raise LoadFailed(f"cannot reach the service at {base_url}: {reason(error)}") from None
-    try:
-        try:
-            connection.request(method, parts.path, body, dict(headers))
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # a body over the service's limit is answered 413 at once and not read: read that answer
-        response = connection.getresponse()
-        data = response.read()
-    except (OSError, http.client.HTTPException) as error:
-        raise LoadFailed(f"{method} {url} failed: {reason(error)}") from None
-    finally:
-        connection.close()
-    if not 200 <= response.status < 300:
-        raise refusal(f"{method} {url}", response, data)
-    document = _parse_json(data)
-    if not isinstance(document, dict):
-        raise LoadFailed(f"{method} {url} answered with a body that is not a JSON object")
-    answer_document = Answer(document)
-    answer_document.location = response.getheader("Location") or ""
-    return answer_document
-
-
-def refusal(request: str, response: http.client.HTTPResponse, data: bytes) -> Refused:
-    """The Refused of an error answer to ``request`` (``GET URL``), with the server's message."""
-    document = _parse_json(data)
-    message = document.get("msg") if isinstance(document, dict) else None
-    answer = f"{response.status} {response.reason}" + (f": {message}" if message else "")
-    if response.status == http.client.UNAUTHORIZED:
-        answer += f" (give the token with --token or {TOKEN_VARIABLE})"
-    retry_after = response.getheader("Retry-After")
-    return Refused(f"{request} answered {answer}", response.status, message or "",
-                   int(retry_after) if retry_after and retry_after.isdigit() else None)
-
-
-def _parse_json(data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None
-
-
-def reason(error: BaseException) -> str:
-    return getattr(error, "strerror", None) or str(error) or type(error).__name__

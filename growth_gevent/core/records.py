@@ -28,7 +28,7 @@ MAX_NAME_URL_BYTES = (MAX_REQUEST_LINE - len("DELETE /api/v1/growth/// HTTP/1.1\
 # Upper-casing makes at most 3 characters of one ('ΐ' -> 'Ϊ́'), and UTF-8 percent-encoded takes at most 12 bytes a
 # character: a name this short fits without encoding it.
 _SURELY_SHORT = MAX_NAME_URL_BYTES // 36
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 Key = tuple[str, str, int]  # (COUNTRY, INDICATOR, year)
@@ -63,7 +63,7 @@ def check_name(field: str, value: object) -> str | None:
     # Lone surrogates cannot be written in a URL; U+FFFD is what undecodable path bytes become.
     if "\ufffd" in value or not value.isascii() and has_surrogates(value):
         return f"{field} must be valid UTF-8 text"
-    if not value.isprintable() and _CONTROL.search(value):
+    if not value.isprintable() and CONTROL_CHARACTERS.search(value):
         return f"{field} must not contain control characters"
     if len(value) > _SURELY_SHORT and len(quote(value.upper(), safe="")) > MAX_NAME_URL_BYTES:
         return f"{field} must be at most {MAX_NAME_URL_BYTES} bytes long once upper-cased and percent-encoded in a URL"

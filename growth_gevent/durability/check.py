@@ -17,6 +17,7 @@ import argparse
 import os
 from collections.abc import Callable
 
+from ..core.descriptions import Description
 from ..core.logs import counted
 from ..core.records import Key, Number, Record
 from .journal import ALWAYS
@@ -45,6 +46,9 @@ class _Discard:
     def apply_records(self, records: list[Record]) -> None:
         pass
 
+    def restore_descriptions(self, by: str, descriptions: dict[str, Description]) -> None:
+        pass
+
 
 def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[str], object] = print) -> int:
     """Verify the snapshot at ``path`` and its journal, ``say`` each finding; return the exit code."""
@@ -61,7 +65,7 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
     first, status = 0, OK
     if os.path.exists(path):
         try:
-            records, first = load_snapshot(path)
+            records, first, _ = load_snapshot(path)
             say(f"{path}: ok: checksum verified, {counted(len(records), 'record')}"
                 f"{f'; the journal after it begins at segment {first}' if first else ''}")
         except (SnapshotError, OSError) as error:

@@ -15,6 +15,7 @@ damage rather than taken for a record cut short. The payload is a compact JSON a
     ["del", country, indicator, year]
     ["bulk", job, offset] + records   a bulk job as accepted
     ["applied", job, through]   the job's records before ``through`` are applied, here in the order
+    ["describe", by, {code: description, ...}]   descriptions set ({} removed): core/descriptions.py
 
 ``+ records``: a newline, then the records (``[((country, indicator, year), value), ...]``, a list of
 them for each job of a header) in Python's ``marshal`` format, which writes them five times faster than
@@ -42,6 +43,7 @@ from typing import Any, Literal
 
 import ujson
 
+from ..core.descriptions import FIELDS, Description
 from ..core.records import Key, Number, Record
 
 FRAME = struct.Struct("<III")
@@ -64,7 +66,8 @@ Link = tuple[int, int | None, int | None]
 # A record as parse_record reads it.
 Parsed = (tuple[Literal["put"], Key, Number] | tuple[Literal["del"], Key, None]
           | tuple[Literal["bulk"], HeaderJob] | tuple[Literal["applied"], int, int]
-          | tuple[Literal["segment"], int, int, list[HeaderJob]])
+          | tuple[Literal["segment"], int, int, list[HeaderJob]]
+          | tuple[Literal["describe"], str, dict[str, Description]])
 
 
 def segment_path(snapshot_path: str, number: int) -> str:
@@ -109,6 +112,10 @@ def bulk_record(job: int, offset: int, records: list[Record]) -> bytes:
 
 def applied_record(job: int, through: int) -> bytes:
     return frame(b'["applied",%d,%d]' % (job, through))
+
+
+def describe_record(by: str, descriptions: dict[str, Description]) -> bytes:
+    return frame(_dumps(("describe", by, descriptions)))
 
 
 def link_record(link: Link) -> bytes:
@@ -184,7 +191,18 @@ def parse_record(payload: bytes) -> Parsed:
         if len(jobs) != len(record[3]):
             raise ValueError("a segment header whose jobs do not match their records")
         return "segment", record[1], record[2], [_job(job, rows) for job, rows in zip(record[3], jobs, strict=True)]
+    if kind == "describe" and len(record) == 3:
+        return ("describe", *described(record[1], record[2]))
     raise ValueError(f"an unknown record {payload[:40]!r}")
+
+
+def described(by: object, descriptions: object) -> tuple[str, dict[str, Description]]:
+    """``(by, descriptions)`` checked as growth-gevent writes them (a journal record, a snapshot); else ValueError."""
+    if by not in FIELDS or type(descriptions) is not dict or not all(
+            type(code) is str and type(fields) is dict and set(fields) <= set(FIELDS[by])
+            and all(type(text) is str for text in fields.values()) for code, fields in descriptions.items()):
+        raise ValueError("descriptions that are not {code: {field: text}}")
+    return by, descriptions
 
 
 def _key(fields: Any) -> Key:

@@ -6,13 +6,14 @@ import collections
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..core.descriptions import Description
 from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record
 from ..stores.base import Health, JournalFigures, SnapshotStatus, WritesRefused
 from ..stores.memory.reads import Indicators
 from ..stores.memory.write_log import Answer, Covers, LoggedStore, WriteLog
 from .journal import ALWAYS, Batch, Journal, JournalFailed
-from .journal_format import applied_record, bulk_record, delete_record, put_record, segment_record
+from .journal_format import applied_record, bulk_record, delete_record, describe_record, put_record, segment_record
 from .replay import QueuedJob, Recovered, replay
 
 
@@ -31,9 +32,17 @@ class UndoChunk:
     records: list[Record]
 
 
-# What the log undoes if a record's batch fails: a write, a job accepted (its QueuedJob), a chunk; None for a
-# segment's header.
-Undo = UndoWrite | QueuedJob | UndoChunk | None
+@dataclass(frozen=True, slots=True)
+class Undescribed:
+    """A patch of descriptions' undo: those it replaced (``{}``: none)."""
+
+    by: str
+    previous: dict[str, Description]
+
+
+# What the log undoes if a record's batch fails: a write, a job accepted (its QueuedJob), a chunk, a patch of
+# descriptions; None for a segment's header.
+Undo = UndoWrite | QueuedJob | UndoChunk | Undescribed | None
 
 
 class JournalLog(WriteLog):
@@ -91,10 +100,13 @@ class JournalLog(WriteLog):
         """Call ``listener`` after each failure to write the journal (the snapshotter tries a snapshot)."""
         self._failure_listeners.append(listener)
 
-    def recover(self, first_segment: int) -> Recovered:
-        """Replay the log after the snapshot loaded (that begins with ``first_segment``), queue the bulk
-        jobs it left unapplied, and begin a new segment. Blocking: before serving."""
+    def recover(self, first_segment: int, descriptions: dict[str, dict[str, Description]] | None = None) -> Recovered:
+        """Replay the log after the snapshot loaded (that begins with ``first_segment``, and holds
+        ``descriptions``), queue the bulk jobs it left unapplied, and begin a new segment. Blocking: before
+        serving."""
         store = self.store
+        for by, described in (descriptions or {}).items():
+            store.restore_descriptions(by, described)
         recovered = replay(self.journal.snapshot_path, first_segment, store)
         store.next_job = max(store.next_job, recovered.next_job)  # initial data queued before took one
         for job in recovered.queued:
@@ -111,6 +123,10 @@ class JournalLog(WriteLog):
         self.changes += 1
         record = delete_record(key) if value is None else put_record(key, value)
         self._wait_written(key, sized, self.journal.append(record, UndoWrite(key, previous)))
+
+    def described(self, by: str, descriptions: dict[str, Description], previous: dict[str, Description]) -> None:
+        self.changes += 1
+        self._wait(self.journal.append(describe_record(by, descriptions), Undescribed(by, previous)))
 
     def read(self, read: Callable[[], Answer], covers: Covers) -> Answer:
         """``read()``'s answer once every write in flight that ``covers(key, sized)`` is durable, those made
@@ -167,12 +183,13 @@ class JournalLog(WriteLog):
     def failure_log(self) -> ThrottledLog:
         return self.journal.failure_log
 
-    def start_snapshot(self) -> tuple[dict[str, Indicators], int, Batch[Undo]]:
-        """A copy of the store, and a new segment begun in the same step: ``(copy, segment, batch)``;
-        the copy holds what the segments before that one did, once ``batch`` is written."""
-        countries = self.store.copy()
+    def start_snapshot(self) -> tuple[dict[str, Indicators], dict[str, dict[str, Description]], int, Batch[Undo]]:
+        """A copy of the store, its records and its descriptions, and a new segment begun in the same step:
+        ``(copy, descriptions, segment, batch)``; the copy holds what the segments before that one did, once
+        ``batch`` is written."""
+        countries, descriptions = self.store.copy(), self.store.copy_descriptions()
         self._snapshot_segment, batch = self.journal.rotate(self._header, None)
-        return countries, self._snapshot_segment, batch
+        return countries, descriptions, self._snapshot_segment, batch
 
     def needs_snapshot(self) -> bool:
         """Segments of the log are left from before this process: a snapshot would make them needless."""
@@ -271,6 +288,8 @@ class JournalLog(WriteLog):
                     store.release_new_keys(entry.job)
                 case UndoChunk(records):
                     set_by_chunks.update(key for key, _ in records)
+                case Undescribed(by, previous):
+                    store.restore_descriptions(by, previous)
         self.refusal = f"writes are refused until a snapshot succeeds: the journal could not be written: {error}"
         self.changes += 1
         for listener in self._failure_listeners:

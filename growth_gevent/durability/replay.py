@@ -19,6 +19,7 @@ import os
 import zlib
 from typing import Protocol
 
+from ..core.descriptions import Description
 from ..core.records import Key, Number, Record
 from .journal import ALWAYS, EVERYSEC
 from .journal_format import (
@@ -166,6 +167,8 @@ class Replayed(Protocol):
 
     def apply_records(self, records: list[Record]) -> None: ...
 
+    def restore_descriptions(self, by: str, descriptions: dict[str, Description]) -> None: ...
+
 
 def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
     """Apply the segments from number ``first`` on (the snapshot's; 0: no snapshot) to ``store``
@@ -196,6 +199,8 @@ def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
                 store.restore(record[1], record[2])
             elif record[0] == "del":
                 store.restore(record[1], None)
+            elif record[0] == "describe":
+                store.restore_descriptions(record[1], record[2])
             elif record[0] == "bulk":
                 jobs[record[1][0]] = _queued(record[1])
                 recovered.next_job = max(recovered.next_job, record[1][0] + 1)

@@ -3,10 +3,13 @@
 The file is one JSON object on a line, then a line with the CRC-32 of every byte before it::
 
     {"format": "growth-gevent-snapshot", "version": 2, "count": N, "journal": S,
+     "descriptions": {"country": {"BRA": {"name": "Brazil"}}, "indicator": {}},
      "records": [["BRZ", "NGDP_R", 2002, 183.26], ...]}
     crc32 1a2b3c4d
 
-``journal``, with a journal only: the first segment of the log that the snapshot does not hold. The
+``journal``, with a journal only: the first segment of the log that the snapshot does not hold.
+``descriptions``, when there are any: what the codes stand for (core/descriptions.py); a version that does
+not know the field reads the records and drops them. The
 checksum is verified before a byte of the document is used, as Redis does with an RDB's CRC64: one bit
 changed on disk (183.26 to 183.27) refuses the file rather than serving the change. Version 1 snapshots
 have no checksum line; they are read, with a warning, and the next snapshot written is version 2.
@@ -19,7 +22,6 @@ overwrite each other's snapshots, and the one that started second would remove t
 file as a stale one.
 """
 
-import fcntl
 import logging
 import os
 import re
@@ -34,16 +36,26 @@ import ujson
 from gevent.event import Event
 from gevent.lock import Semaphore
 
+from ..core.descriptions import Description
 from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record, check_name, is_finite_number
 from .journal import Batch, JournalFailed, fsync_directory_of
+from .journal_format import described
+
+# The lock and the errors, in a module of their own, named here too as they always were.
+from .snapshot_lock import LOCK_SUFFIX as LOCK_SUFFIX
+from .snapshot_lock import SnapshotError as SnapshotError
+from .snapshot_lock import SnapshotInUse as SnapshotInUse
+from .snapshot_lock import SnapshotLock as SnapshotLock
+from .snapshot_lock import temporary_path as temporary_path
+
+Described = dict[str, dict[str, Description]]  # by -> code -> description
 
 FORMAT = "growth-gevent-snapshot"
 VERSION = 2
 VERSIONS_READ = (1, VERSION)
 CHECKSUM_LINE = re.compile(rb"crc32 ([0-9a-f]{8})\n")  # the last line; the CRC-32 of every byte before it
 ROWS_PER_WRITE = 5000
-LOCK_SUFFIX = ".lock"
 # After a failed snapshot the next is tried after RETRY_FIRST_SECONDS, doubling up to RETRY_MOST_SECONDS:
 # a full disk retried at once made thousands of attempts a second. Meanwhile the free space of the
 # snapshot's file system is looked at every SPACE_CHECK_SECONDS (one statvfs), and a snapshot is tried at
@@ -56,58 +68,8 @@ SPACE_MARGIN_BYTES = 1 << 20
 log = logging.getLogger("growth_gevent")
 
 
-class SnapshotError(Exception):
-    """A snapshot file that cannot be used; the message says why."""
-
-
-class SnapshotInUse(SnapshotError):
-    """Another process owns the snapshot path."""
-
-
-def temporary_path(path: str) -> str:
-    """Where ``path`` is written before it is renamed into place: one name, since one process owns it."""
-    directory, name = os.path.split(os.path.abspath(path))
-    return os.path.join(directory, f".{name}.tmp")
-
-
-class SnapshotLock:
-    """This process's ownership of a snapshot path, for as long as the process lives.
-
-    An exclusive ``flock`` on ``PATH.lock``, a file beside the snapshot that holds the owner's pid. The
-    kernel releases it when the process ends, however it ends (kill -9 included), so it is never stale;
-    the file itself is never removed, since a process could otherwise lock a file that another had
-    just unlinked while a third locks a new one of the same name.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.lock_path = path + LOCK_SUFFIX
-        # Not truncated on opening: the owner's pid is in it, for the message of a second process.
-        self._file = open(os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600), "r+")
-        try:
-            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            owner = self._file.read().strip()
-            self._file.close()
-            raise SnapshotInUse(
-                f"GROWTH_SNAPSHOT {path} is in use by another process"
-                f"{f' (pid {owner})' if owner.isdigit() else ''}, which holds the lock {self.lock_path}: two "
-                "processes on one snapshot would overwrite each other's. Stop that one first, or give this one "
-                "another GROWTH_SNAPSHOT") from None
-        self._file.truncate(0)
-        self._file.write(f"{os.getpid()}\n")
-        self._file.flush()
-        self._remove_stale_temporary()
-
-    def _remove_stale_temporary(self) -> None:
-        # Only the owner may: the temporary of a live owner is its snapshot being written.
-        try:
-            os.unlink(temporary_path(self.path))
-        except FileNotFoundError:
-            pass
-
-
-def write_snapshot(path: str, items: list[Record], journal: int | None = None) -> None:
+def write_snapshot(path: str, items: list[Record], journal: int | None = None,
+                   descriptions: Described | None = None) -> None:
     """Write ``[(key, value), ...]`` to ``path`` atomically, with the first ``journal`` segment it does
     not hold, if given. Blocking: run it in a thread.
 
@@ -125,8 +87,10 @@ def write_snapshot(path: str, items: list[Record], journal: int | None = None) -
                 checksum = zlib.crc32(data, checksum)
                 output.write(data)
 
-            write(b'{"format":"%s","version":%d,"count":%d,%s"records":['
-                  % (FORMAT.encode(), VERSION, len(items), b"" if journal is None else b'"journal":%d,' % journal))
+            write(b'{"format":"%s","version":%d,"count":%d,%s%s"records":['
+                  % (FORMAT.encode(), VERSION, len(items), b"" if journal is None else b'"journal":%d,' % journal,
+                     b'"descriptions":%s,' % ujson.dumps(descriptions, ensure_ascii=False).encode()
+                     if descriptions and any(descriptions.values()) else b""))
             for start in range(0, len(items), ROWS_PER_WRITE):
                 rows = [[c, i, y, v] for (c, i, y), v in items[start:start + ROWS_PER_WRITE]]
                 if start:
@@ -148,9 +112,9 @@ def read_snapshot(path: str) -> list[Record]:
     return load_snapshot(path)[0]
 
 
-def load_snapshot(path: str) -> tuple[list[Record], int]:
-    """``([(key, value), ...], S)``: a snapshot file's records and the first journal segment that it does
-    not hold (0: it names none); or :class:`SnapshotError`. Never changes the file."""
+def load_snapshot(path: str) -> tuple[list[Record], int, Described]:
+    """``([(key, value), ...], S, descriptions)``: a snapshot file's records, the first journal segment that it
+    does not hold (0: it names none) and its descriptions; or :class:`SnapshotError`. Never changes the file."""
     with open(path, "rb") as snapshot:
         raw = snapshot.read()
     checked = _verified(path, raw)
@@ -175,7 +139,17 @@ def load_snapshot(path: str) -> tuple[list[Record], int]:
     journal = document.get("journal", 0)
     if type(journal) is not int or journal < 0:
         raise SnapshotError(f"{path} is damaged: its journal segment is not a number")
-    return _parse_rows(path, rows), journal
+    try:
+        descriptions = _described(document.get("descriptions", {}))
+    except ValueError:
+        raise SnapshotError(f"{path} is damaged: its descriptions are not what growth-gevent writes") from None
+    return _parse_rows(path, rows), journal, descriptions
+
+
+def _described(document: object) -> Described:
+    if type(document) is not dict:
+        raise ValueError("not an object")
+    return dict(described(by, descriptions) for by, descriptions in document.items())
 
 
 RESTORE = ("It was not loaded. Restore it from a backup (`growth-gevent check PATH` verifies a copy), or "
@@ -234,7 +208,8 @@ def _stored_name(names: dict[str, str], value: object) -> str | None:
     return name
 
 
-def _write_copy(path: str, countries: dict[str, dict[str, dict[int, Number]]], journal: int) -> int | Exception:
+def _write_copy(path: str, countries: dict[str, dict[str, dict[int, Number]]], descriptions: Described,
+                journal: int) -> int | Exception:
     """Flatten a store copy and write it; return how many records were written, or what the write
     raised: gevent's thread pool would print it on stderr as an unhandled error. Runs in a thread."""
     try:
@@ -242,7 +217,7 @@ def _write_copy(path: str, countries: dict[str, dict[str, dict[int, Number]]], j
                  for country, indicators in countries.items()
                  for indicator, series in indicators.items()
                  for year, value in series.items()]
-        write_snapshot(path, items, journal)
+        write_snapshot(path, items, journal, descriptions)
         return len(items)
     except Exception as error:
         return error
@@ -264,8 +239,9 @@ class Snapshotted(Protocol):
     def needs_snapshot(self) -> bool:
         """Whether segments are left from before this process, which a snapshot would make needless."""
 
-    def start_snapshot(self) -> tuple[dict[str, dict[str, dict[int, Number]]], int, Batch[Any]]:
-        """A copy of the store, and a new segment begun in the same step: ``(copy, segment, batch)``."""
+    def start_snapshot(self) -> tuple[dict[str, dict[str, dict[int, Number]]], Described, int, Batch[Any]]:
+        """A copy of the store, its records and descriptions, and a new segment begun in the same step:
+        ``(copy, descriptions, segment, batch)``."""
 
     def remove_before(self, segment: int) -> None:
         """Remove the segments before ``segment``. Blocking: run in a thread."""
@@ -347,13 +323,13 @@ class Snapshotter:
                 return False
             started = time.perf_counter()
             pool = gevent.get_hub().threadpool
-            countries, segment, batch = self._partner.start_snapshot()
+            countries, descriptions, segment, batch = self._partner.start_snapshot()
             try:
                 batch.wait()  # what the copy holds is logged, or was undone and the copy is void
             except JournalFailed as error:
                 self._failed(error, last)
                 raise
-            count = pool.apply(_write_copy, (self._path, countries, segment))
+            count = pool.apply(_write_copy, (self._path, countries, descriptions, segment))
             if isinstance(count, Exception):
                 self._failed(count, last)
                 raise count

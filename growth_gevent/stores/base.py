@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..core.descriptions import Description, Patch
 from ..core.records import Key, Number, Record
 
 # Records an export reads at a time: what one connection holds of them (a JSON page's worth, ~70 kB).
@@ -207,6 +208,16 @@ class Store(abc.ABC):
         (INDICATOR) that has records, in code point order, of the records of ``country`` and ``indicator``
         where given. From what the store keeps per series (its count, its year range once known), not by
         reading its records."""
+
+    @abc.abstractmethod
+    def describe(self, by: str, patch: Patch) -> None:
+        """Merge ``patch`` (core/descriptions.py, checked) into the descriptions of ``by``'s codes (COUNTRY or
+        INDICATOR), all of it or nothing (``TooMany``), kept as durably as a record; refused as other writes are
+        (:class:`WritesRefused`)."""
+
+    @abc.abstractmethod
+    def descriptions(self, by: str) -> dict[str, Description]:
+        """Every description of ``by``'s codes: code -> {field: text}; the caller must not change it."""
 
     @abc.abstractmethod
     def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:

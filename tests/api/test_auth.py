@@ -33,6 +33,8 @@ WRITES = [
     pytest.param(lambda app, headers: app.delete(RECORD_URL, headers=headers, expect_errors=True), id="DELETE"),
     pytest.param(lambda app, headers: app.post_json("/api/v1/growth", [RECORD], headers=headers, expect_errors=True),
                  id="bulk POST"),
+    pytest.param(lambda app, headers: app.patch_json("/api/v1/growth/countries", {"BRZ": {"name": "Brazil"}},
+                                                     headers=headers, expect_errors=True), id="PATCH names"),
 ]
 
 
@@ -54,6 +56,7 @@ def test_a_write_without_a_good_token_is_401_with_the_challenge_and_changes_noth
     assert response.json == {"msg": message}
     assert store.get(("BRZ", "NGDP_R", 2002)) == 1.5
     assert store.bulk_status().jobs_accepted == 0
+    assert store.descriptions("country") == {}
 
 
 @pytest.mark.parametrize("token", [TOKEN, OTHER_TOKEN])

@@ -94,6 +94,18 @@ class TestExport:
         rows = list(csv.DictReader(io.StringIO(client.get(f"{EXPORT}?format=csv").body.decode())))
         assert [int(row["Year"]) for row in rows] == [record["Year"] for record in in_order]
 
+    @pytest.mark.parametrize("query, disposition", [
+        ("country=brz&indicator=ngdp_r", 'attachment; filename="BRZ_NGDP_R.csv"'),
+        ("country=ARG&from=1990", 'attachment; filename="ARG.csv"'),
+        ("indicator=NY.GDP.MKTP.KD.ZG", 'attachment; filename="NY.GDP.MKTP.KD.ZG.csv"'),
+        ("country=%C3%A9t%C3%A9&indicator=X%2CY",
+         "attachment; filename=\"_T__X_Y.csv\"; filename*=UTF-8''%C3%89T%C3%89_X%2CY.csv"),
+        ("country=%22%3B%20a", "attachment; filename=\"___A.csv\"; filename*=UTF-8''%22%3B%20A.csv"),
+    ])
+    def test_a_filtered_csv_is_named_after_what_it_holds(self, client, store, query, disposition):
+        response = client.get(f"{EXPORT}?format=csv&{query}")
+        assert response.headers["Content-Disposition"] == disposition
+
     def test_head_answers_the_headers_only(self, client, store):
         load(client, store, RECORDS)
         response = client.head(f"{EXPORT}?format=csv")

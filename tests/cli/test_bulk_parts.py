@@ -79,3 +79,17 @@ def test_a_bad_record_in_any_part_is_named_by_its_place_in_the_file(data, file_f
 def test_a_line_of_ndjson_that_is_not_json_is_named():
     with pytest.raises(BadFile, match="^line 2: not valid JSON"):
         BulkFile(b'{"a": 1}\n{"a": \n', "ndjson")
+
+
+def test_ndjson_description_lines_are_names_not_records():
+    text = ('{"Country":"BRA","name":"Brazil"}\n{"Indicator":"ngdp_r","name":"GDP","units":"Billions"}\n'
+            '{"Country":"BRA","Indicator":"NGDP_R","Value":1.5,"Year":2000}\n')
+    bulk = BulkFile(text.encode(), "ndjson")
+    assert len(bulk) == 1
+    assert bulk.names.held == {"country": {"BRA": {"name": "Brazil"}},
+                               "indicator": {"NGDP_R": {"name": "GDP", "units": "Billions"}}}
+
+
+def test_a_bad_description_line_is_named_by_its_line():
+    with pytest.raises(BadFile, match="line 2: BRA: unknown field 'units'"):
+        BulkFile(b'{"Country":"A","Indicator":"B","Value":1,"Year":1}\n{"Country":"BRA","units":"x"}\n', "ndjson")

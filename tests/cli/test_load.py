@@ -9,8 +9,8 @@ from unittest import mock
 import gevent
 import pytest
 
+from growth_gevent.cli import client, parse_command_line
 from growth_gevent.cli import load as upload
-from growth_gevent.cli import parse_command_line
 from growth_gevent.cli.progress import PLAIN_STEPS, ProgressBar
 from growth_gevent.config import Config
 from tests.helpers.support import SAMPLE
@@ -73,10 +73,10 @@ class FakeService:
             gevent.sleep(0)  # the body on its way: the other uploads started go on meanwhile, to their POST
             self.in_flight -= 1
             if self.refuse in body:
-                raise upload.Refused(f"POST {base_url}{path} answered 422 Unprocessable Entity: record 0", 422,
+                raise client.Refused(f"POST {base_url}{path} answered 422 Unprocessable Entity: record 0", 422,
                                      "record 0")
             self.posts.append((body, dict(headers)))
-            answer = upload.Answer(msg="In progress")
+            answer = client.Answer(msg="In progress")
             answer.location = f"{upload.STATUS_PATH}/{len(self.posts)}"
             return answer
         if path == upload.SIZE_PATH:

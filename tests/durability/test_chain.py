@@ -28,7 +28,7 @@ def segment(path, number):
 
 def rotated(store):
     """The store's journal goes on in a new segment, as a snapshot begins one."""
-    _, number, batch = store.write_log.start_snapshot()
+    _, _, number, batch = store.write_log.start_snapshot()
     batch.wait()
     return number
 

@@ -165,7 +165,7 @@ def test_a_snapshot_starts_a_segment_and_removes_the_old_ones_once_durable(path)
     store.put(KEY, 1)
     assert snapshotter.save_if_changed() is True
     assert segment_numbers(path) == [2]
-    assert load_snapshot(path) == ([(KEY, 1)], 2)
+    assert load_snapshot(path) == ([(KEY, 1)], 2, {})
     store.put(KEY, 2)
     assert crashed(store) == {"A": {"B": {1: 2}}}
 
@@ -175,7 +175,7 @@ def test_a_crash_before_the_snapshot_is_renamed_or_before_the_old_segments_are_r
     store.put(KEY, 1)
     store.submit_bulk([(("C", "D", year), year) for year in range(7)])
     wait_for(lambda: gevent.sleep(0) or store.bulk_status().applied > 0)  # the applier applies a chunk or two
-    countries, segment, batch = store.write_log.start_snapshot()  # the snapshot begins: copy and segment 2
+    countries, _, segment, batch = store.write_log.start_snapshot()  # the snapshot begins: copy and segment 2
     batch.wait()
     store.put(KEY, 2)
     assert store.wait_idle(5)

@@ -179,7 +179,7 @@ class Partner:
     def start_snapshot(self):
         batch = journal_module.Batch()
         batch.finish()
-        return {"A": {"B": {1: 2.0}}}, 7, batch
+        return {"A": {"B": {1: 2.0}}}, {}, 7, batch
 
     def remove_before(self, segment):
         self.said.append(f"remove_before {segment}")

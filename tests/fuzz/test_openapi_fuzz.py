@@ -26,6 +26,7 @@ from growth_gevent.api.cursor import encode_cursor
 from growth_gevent.api.params import MAX_OFFSET
 from growth_gevent.api.resources import ROOT_METHODS
 from growth_gevent.config import Config
+from growth_gevent.core.records import has_surrogates
 from tests.helpers.openapi import CONVERTER, DOCUMENT, DOCUMENT_PATH, HTTP_METHODS, document_operations
 from tests.helpers.support import make_store
 
@@ -89,7 +90,15 @@ def map_case(ctx, case):
         for parameter, value in path.items():
             if parameter in ("country", "indicator") and _REPLACEMENT in str(value):
                 path[parameter] = PRELOADED[0][("country", "indicator").index(parameter)]
-    if case.operation.definition.raw.get("operationId") != "putRecord" or not isinstance(body, dict):
+    operation = case.operation.definition.raw.get("operationId")
+    if operation in _DESCRIBING and isinstance(body, dict) and case.meta is not None \
+            and case.meta.generation.mode == GenerationMode.POSITIVE:
+        # A patch's codes must be Names, which OpenAPI 3.0 cannot say of an object's keys; JSON text with a
+        # lone surrogate is no UTF-8 text: a positive patch keeps the codes and texts that are.
+        case.body = {code: change for code, change in body.items() if _NAME.is_valid(code)
+                     and not has_surrogates(code + json.dumps(change, ensure_ascii=False))}
+        return case
+    if operation != "putRecord" or not isinstance(body, dict):
         return case
     for field, parameter in (("Country", "country"), ("Indicator", "indicator"), ("Year", "year")):
         named = path.get(parameter)  # percent-encoded by now, a year perhaps as text
@@ -104,6 +113,8 @@ def map_case(ctx, case):
 # characters in JavaScript's regexes), but no URL can hold it: schemathesis writes it as U+FFFD, which no
 # name may be (a PUT of it is 422). A positive case's name with one is made a stored one.
 _REPLACEMENT = quote("\ufffd")
+_NAME = OAS30Validator(DOCUMENT["components"]["schemas"]["Name"])
+_DESCRIBING = ("describeCountries", "describeIndicators")
 _RECORD_FIELDS = {field: OAS30Validator(schema)
                   for field, schema in DOCUMENT["components"]["schemas"]["Record"]["properties"].items()}
 

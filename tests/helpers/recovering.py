@@ -22,12 +22,12 @@ def journaled(path, fsync="always", chunk_size=2, queue_records=DEFAULT_BULK_QUE
 def opened(path, fsync="always", chunk_size=2):
     """A store recovered from what ``path`` and its segments hold, as the service starts."""
     store = journaled(path, fsync, chunk_size)
-    first = 0
+    first, descriptions = 0, None
     if os.path.exists(path):
-        items, first = load_snapshot(path)
+        items, first, descriptions = load_snapshot(path)
         store.submit_bulk(items, initial=True)
         assert store.wait_idle(5)
-    store.write_log.recover(first)
+    store.write_log.recover(first, descriptions)
     return store
 
 

@@ -3,6 +3,7 @@
 import logging
 from collections.abc import Iterator
 
+from ...core.descriptions import Description, Descriptions, Patch
 from ...core.loop import let_io_run
 from ...core.records import Key, Number, Record
 from ..base import (
@@ -74,6 +75,7 @@ class MemoryStore(Store):
         self._country_tally = FacetTally()
         self._indicator_tally = FacetTally()
         self._by_indicator: dict[str, dict[str, Series]] = {}  # indicator -> country -> its series
+        self._descriptions = Descriptions()
         self._log = NoLog() if write_log is None else write_log
         self._reads_wait = self._log.reads_wait
         self._log.attach(self)
@@ -119,6 +121,17 @@ class MemoryStore(Store):
         series[year] = value
         partner.wrote(key, value, previous, created)
         return created
+
+    def describe(self, by: str, patch: Patch) -> None:
+        partner = self._log
+        if partner.refusal is not None:
+            raise WritesRefused(partner.refusal)
+        held = self._descriptions.held[by]
+        previous = {code: held.get(code, {}) for code in patch}
+        partner.described(by, self._descriptions.apply(by, patch), previous)
+
+    def descriptions(self, by: str) -> dict[str, Description]:
+        return self._descriptions.held[by]
 
     def _series_to_write(self, country: str, indicator: str) -> Series:
         """The series, created (and indexed by its indicator) when it is new."""
@@ -259,6 +272,12 @@ class MemoryStore(Store):
     def _indicator_years(self, indicator: str) -> tuple[int, int]:
         ranges = [self._years(country, indicator, series) for country, series in self._by_indicator[indicator].items()]
         return min(first for first, _ in ranges), max(last for _, last in ranges)
+
+    def restore_descriptions(self, by: str, descriptions: dict[str, Description]) -> None:
+        self._descriptions.restore(by, descriptions)
+
+    def copy_descriptions(self) -> dict[str, dict[str, Description]]:
+        return {by: dict(held) for by, held in self._descriptions.held.items()}
 
     def copy(self) -> dict[str, Indicators]:
         """A consistent copy, ``{country: {indicator: {year: value}}}``, taken in one step.

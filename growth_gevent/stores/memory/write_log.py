@@ -16,6 +16,7 @@ jobs it has logged, and to undo the writes it could not keep.
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from ...core.descriptions import Description
 from ...core.records import Key, Number, Record
 from ..base import Health
 
@@ -45,6 +46,12 @@ class LoggedStore(Protocol):
     def copy(self) -> dict[str, dict[str, dict[int, Number]]]:
         """The store's records, copied in one step."""
 
+    def restore_descriptions(self, by: str, descriptions: dict[str, Description]) -> None:
+        """Set each code's description (``{}``: none): replay, and the undo of a patch not kept."""
+
+    def copy_descriptions(self) -> dict[str, dict[str, Description]]:
+        """The descriptions, by -> code -> description, copied in one step (with :meth:`copy`)."""
+
 
 class WriteLog(Protocol):
     """The memory store's durability partner. Each method that logs may raise ``WritesRefused`` when the write
@@ -59,6 +66,10 @@ class WriteLog(Protocol):
     def wrote(self, key: Key, value: Number | None, previous: Number | None, sized: bool) -> None:
         """``key`` was set to ``value`` (None: deleted) over ``previous`` (None: no record); ``sized``: the
         write created or removed the record. Log it and return once it is kept, as the log's policy says."""
+
+    def described(self, by: str, descriptions: dict[str, Description], previous: dict[str, Description]) -> None:
+        """Descriptions of ``by``'s codes were set to ``descriptions`` (``{}``: removed) over ``previous``. Log
+        them and return once they are kept, as :meth:`wrote`."""
 
     def read(self, read: Callable[[], Answer], covers: Covers) -> Answer:
         """``read()``'s answer, once the writes in flight that ``covers`` are kept (the log's policy may not
@@ -93,6 +104,9 @@ class NoLog(WriteLog):
         self._store = store
 
     def wrote(self, key: Key, value: Number | None, previous: Number | None, sized: bool) -> None:
+        """Nothing to keep."""
+
+    def described(self, by: str, descriptions: dict[str, Description], previous: dict[str, Description]) -> None:
         """Nothing to keep."""
 
     def read(self, read: Callable[[], Answer], covers: Covers) -> Answer:

@@ -36,7 +36,7 @@ from ..base import (
     StoreFull,
     StoreUnavailable,
 )
-from . import scripts
+from . import descriptions, scripts
 from .cache import ReadCache
 from .connection import Connect, Connection, ask, open_connection
 from .errors import available
@@ -301,6 +301,9 @@ class RedisStore(Store):
     def _call(self, *command: Any) -> Any:
         """One command's reply through the shared connection."""
         return self._shared.call(*command)
+
+    describe = available(descriptions.describe)  # through the store's shared connection
+    descriptions = available(descriptions.read)
 
     @available
     def submit_bulk(self, records: list[Record], initial: bool = False) -> int | None:
