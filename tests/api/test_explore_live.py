@@ -4,11 +4,10 @@ series and compares what the chart and the table show with the API's own numbers
 forward; downloads the CSV; compares two series; on one process, and on two workers over Redis with tokens
 set. An empty store shows the curl line that loads the sample, and that line, run, loads it.
 
-EXPLORE_SCREENSHOT=docs/explore.png keeps the screenshot of the comparison where the README shows it.
+tests/api/test_explore_names_live.py takes the screenshots in docs/.
 """
 
 import json
-import os
 import shlex
 import subprocess
 import urllib.parse
@@ -226,7 +225,6 @@ def test_a_series_is_chosen_drawn_downloaded_compared_and_its_url_reloaded(loade
     for _ in range(6):  # 1999 .. 2005
         page.keyboard.press("ArrowRight")
     expect(page.locator("#tooltip")).to_have_text("2005BRZ NGDP_R: 199.576ARG NGDP_R: no value")
-    page.screenshot(path=os.environ.get("EXPLORE_SCREENSHOT") or tmp_path / "explore.png", full_page=True)
 
     # Back and forward walk the choices; a reload shows the same.
     page.go_back()
