@@ -74,6 +74,8 @@ def test_names_units_two_axes_and_the_downloads_at_1280_px(chromium, weo, tmp_pa
     # "Brazil" finds BRA; two units get an axis each, named by their units; the legend names every series.
     explorer.show([("Brazil", "NGDP_R"), ("brazil", "Gross domestic product, constant prices (Percent change)")])
     explorer.wait_drawn(TWO)
+    assert page.get_by_label("Country of series 2").input_value() == "BRA"  # the code, as the URL says
+    assert page.get_by_label("Indicator of series 2").input_value() == "NGDP_RPCH"
     expect(page.locator("#legend li")).to_have_text([
         f"{GDP} (National currency, Billions), left axis", f"{GDP} (Percent change), right axis"])
     assert page.locator("#chart text.y-label").all_text_contents() == ["National currency, Billions ←",

@@ -628,8 +628,10 @@
     $("choice").addEventListener("submit", (event) => {
       event.preventDefault();
       const chosen = formState();
-      // The inputs say the names as the URL does, upper-case.
-      for (const input of $("rows").querySelectorAll("input")) input.value = input.value.trim().toUpperCase();
+      // The inputs say the codes as the URL does: upper-case, a name typed become its code.
+      for (const input of $("rows").querySelectorAll("input")) {
+        input.value = codeOf(input.name === "country" ? "countries" : "indicators", input.value);
+      }
       const query = stateQuery(chosen);
       if (query !== location.search && !(query === "?" && !location.search)) history.pushState(null, "", `/explore${query}`);
       run(show(chosen));
