@@ -15,6 +15,7 @@ from .config import Config
 from .core.descriptions import Description
 from .core.logs import ThrottledLog
 from .core.records import InvalidRecord, Record, parse_records
+from .durability.identity import Identity, marker_path, read_marker, write_marker
 from .durability.journal_format import SEGMENT_INFIX
 from .durability.replay import Recovered
 from .durability.snapshot import SnapshotLock, load_snapshot
@@ -34,7 +35,7 @@ Described = dict[str, dict[str, Description]]  # a snapshot's descriptions, by -
 class Recovering(Protocol):
     """The journal's write log as start-up sees it: it replays what the journal holds after the snapshot."""
 
-    def recover(self, first_segment: int, descriptions: Described | None = None) -> Recovered: ...
+    def recover(self, first_segment: int, identity: Identity, descriptions: Described | None = None) -> Recovered: ...
 
 
 def seed_store(store: Store, config: Config, started: float) -> InitialData | None:
@@ -64,16 +65,26 @@ def seed_store(store: Store, config: Config, started: float) -> InitialData | No
 def recover_journaled(store: Store, journal_log: Recovering, config: Config, snapshot_lock: SnapshotLock | None,
                       started: float) -> None:
     """A journaled store's start: the snapshot (else GROWTH_PRELOAD), then ``journal_log`` replays the journal
-    after it."""
+    after it; every file must name the store that the marker beside them names (IdentityError)."""
     assert snapshot_lock is not None, "GROWTH_SNAPSHOT gives the journal and the snapshot's lock together"
+    path = snapshot_lock.path
+    identity = Identity()
+    identity.claim(marker_path(path), read_marker(path))
     first_segment, descriptions = 0, None
-    if os.path.exists(snapshot_lock.path):
-        records, first_segment, descriptions = load_snapshot(snapshot_lock.path)
-        submit_initial_data(store, f"snapshot {snapshot_lock.path}", records, started)
+    if os.path.exists(path):
+        records, first_segment, descriptions, store_id = load_snapshot(path)
+        identity.claim(path, store_id)
+        submit_initial_data(store, f"snapshot {path}", records, started)
     elif config.preload_path:
         submit_initial_data(store, *_preload(config.preload_path), started)
     replay_started = time.perf_counter()
-    recovered = journal_log.recover(first_segment, descriptions)
+    recovered = journal_log.recover(first_segment, identity, descriptions)
+    if identity.named_by is None:
+        log.info("store %s at %s: its identity, written in %s and in every file from now on",
+                 identity.store, path, marker_path(path))
+    assert identity.store is not None  # the recovery made one if no file named it
+    if identity.named_by != marker_path(path):
+        write_marker(path, identity.store)
     for torn in recovered.torn:
         log.warning("%s ends in a torn record at byte %d (a crash in the middle of a write): cut from the file, "
                     "%s", torn.path, torn.offset, torn.dropped(config.fsync))

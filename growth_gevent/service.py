@@ -24,6 +24,7 @@ from .api.auth import warn_if_open
 from .config import Config
 from .core.logs import configure_logging
 from .core.records import InvalidRecord
+from .durability.identity import IdentityError
 from .durability.journaled import JournalLog
 from .durability.replay import JournalDamaged
 from .durability.snapshot import SnapshotError, SnapshotLock, Snapshotter
@@ -148,7 +149,7 @@ def build(config: Config) -> Service:
             recover_journaled(store, journal_log, config, snapshot_lock, started)
         else:
             deferred = seed_store(store, config, started)
-    except (SnapshotError, JournalDamaged, InvalidRecord, OSError, ValueError) as error:
+    except (SnapshotError, JournalDamaged, IdentityError, InvalidRecord, OSError, ValueError) as error:
         raise StartError(str(error)) from error
     try:
         listener = listen(config)

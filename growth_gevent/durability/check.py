@@ -20,6 +20,7 @@ from collections.abc import Callable
 from ..core.descriptions import Description
 from ..core.logs import counted
 from ..core.records import Key, Number, Record
+from .identity import Identity, IdentityError, marker_path, read_marker
 from .journal import ALWAYS
 from .journal_format import SEGMENT_INFIX, segment_numbers, segment_path
 from .replay import JournalDamaged, replay
@@ -62,13 +63,20 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
         except SnapshotError as error:
             say(f"cannot repair: {error}")
             return DAMAGED
-    first, status = 0, OK
+    first, status, identity = 0, OK, Identity()
+    try:
+        identity.claim(marker_path(path), read_marker(path))
+    except (IdentityError, OSError) as error:
+        say(str(error))
+        status = DAMAGED
     if os.path.exists(path):
         try:
-            records, first, _ = load_snapshot(path)
-            say(f"{path}: ok: checksum verified, {counted(len(records), 'record')}"
+            records, first, _, store = load_snapshot(path)
+            identity.claim(path, store)
+            say(f"{path}: ok: checksum verified, {counted(len(records), 'record')}, "
+                f"{f'store {store}' if store else 'no store named (an older snapshot)'}"
                 f"{f'; the journal after it begins at segment {first}' if first else ''}")
-        except (SnapshotError, OSError) as error:
+        except (SnapshotError, IdentityError, OSError) as error:
             say(str(error))
             status = DAMAGED
     else:
@@ -77,8 +85,8 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
     if held:
         say(f"segments {held[0]}-{held[-1]}: held by the snapshot, not read (the next snapshot removes them)")
     try:
-        recovered = replay(path, first, _Discard())
-    except (JournalDamaged, OSError) as error:
+        recovered = replay(path, first, _Discard(), identity)
+    except (JournalDamaged, IdentityError, OSError) as error:
         say(f"{error}; --repair does not change damage: restore what is damaged or missing from a backup, or "
             "move the first segment named and every one after it away, to start from the history before it")
         return DAMAGED

@@ -20,7 +20,7 @@ import gevent
 from gevent.event import Event
 
 from ..core.logs import ThrottledLog
-from .journal_format import SEGMENT_MAGIC, Link, link_record, segment_numbers, segment_path
+from .journal_format import SEGMENT_MAGIC, Link, Stamp, link_record, segment_numbers, segment_path
 
 log = logging.getLogger("growth_gevent")
 
@@ -108,10 +108,12 @@ class Journal(Generic[Undo]):
         # snapshots failing for the same reason after it do not say it again.
         self.failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
         self._flusher = None
+        self.stamp: Stamp = (None, None)  # the store and the boot, in every segment's link
 
-    def start(self, number: int, header: bytes, follows: Link) -> None:
+    def start(self, number: int, header: bytes, follows: Link, stamp: Stamp) -> None:
         """Begin segment ``number`` with ``header``, durably, before serving; ``follows``: its link, to the
-        segment before it as replay left it. Blocking."""
+        segment before it as replay left it; ``stamp``: the store's identity and this boot's id. Blocking."""
+        self.stamp = stamp
         self._open(number, follows)
         self._write_all(header)
         self._fsync()
@@ -282,7 +284,7 @@ class Journal(Generic[Undo]):
         self._file_number = number
         self._written = self._batch_start = self._crc = self._batch_start_crc = 0
         self._excess = False
-        self._write_all(SEGMENT_MAGIC + link_record(follows))
+        self._write_all(SEGMENT_MAGIC + link_record(follows, self.stamp))
         fsync_directory_of(self.snapshot_path)
 
     def _truncate_to_batch_start(self) -> None:

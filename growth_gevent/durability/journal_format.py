@@ -9,7 +9,7 @@ crc32 of the payload][u32 crc32 of the 8 bytes before]`` (little-endian): the he
 protects the length, as LevelDB's and PostgreSQL's WAL records do, so that a damaged length is seen as
 damage rather than taken for a record cut short. The payload is a compact JSON array:
 
-    ["follows", N - 1, length, crc32]   first in every segment: the link (below)
+    ["follows", N - 1, length, crc32, store, boot]   first in every segment: the link (below)
     ["segment", N, next_job, [[job, offset], ...]] + records   next in every segment: the jobs queued
     ["put", country, indicator, year, value]
     ["del", country, indicator, year]
@@ -30,7 +30,10 @@ The link chains the files, as PostgreSQL's WAL records do with ``xl_prev``: it h
 segment N - 1 and the CRC-32 of all its bytes, as the writer left it before it began this one (it is
 fsynced first), so that replay tells a segment cut short, emptied or changed from one that ended there;
 ``null, null`` when the writer did not hold segment N - 1: the snapshot it started from held it, or N is
-1. docs/durability.md says what the chain proves and what it cannot (the newest segment lost whole).
+1. docs/durability.md says what the chain proves and what it cannot (the newest segment lost whole). It
+also names the store the segment belongs to and the machine's boot id as it was written (null where there
+is none), :mod:`.identity`'s: replay refuses another store's segment, and tells a record changed on disk
+from what a crash leaves.
 """
 
 import marshal
@@ -51,11 +54,14 @@ _LENGTH_AND_CRC = struct.Struct("<II")
 _HEADER_CRC = struct.Struct("<I")
 FRAME_V1 = struct.Struct("<II")  # version 1 segments: no magic, no checksum of the header
 # The first bytes of a segment; the last one is the format's version. Version 1 segments have no magic
-# and frame records as ``[u32 length][u32 crc32][payload]``; version 2 ones have no link. Replay reads them
-# still (an upgrade after a crash), and the journal writes version 3 only.
-SEGMENT_MAGIC = b"GGJOURN\x03"
+# and frame records as ``[u32 length][u32 crc32][payload]``; version 2 ones have no link; version 3 ones a
+# link without the store and the boot. Replay reads them still (an upgrade after a crash), and the journal
+# writes version 4 only.
+SEGMENT_MAGIC = b"GGJOURN\x04"
 VERSION = SEGMENT_MAGIC[-1]
 MAGIC_V2 = SEGMENT_MAGIC[:-1] + b"\x02"
+MAGIC_V3 = SEGMENT_MAGIC[:-1] + b"\x03"
+LINKED = 3  # the first version whose segments begin with their link
 _PAYLOAD_START = b'["'  # every record's payload begins so
 SEGMENT_INFIX = ".journal."
 # A bulk job as a record holds it: (job, offset, records from that offset on).
@@ -63,6 +69,9 @@ HeaderJob = tuple[int, int, list[Record]]
 # A segment's link to the one before it: (its number, its length and the CRC-32 of its bytes, or None and
 # None when the writer did not hold it).
 Link = tuple[int, int | None, int | None]
+# Whose segment it is and when it was written: (the store's identity, the machine's boot id), either None
+# where it has none (a segment of version 3, a system without boot ids).
+Stamp = tuple[str | None, str | None]
 # A record as parse_record reads it.
 Parsed = (tuple[Literal["put"], Key, Number] | tuple[Literal["del"], Key, None]
           | tuple[Literal["bulk"], HeaderJob] | tuple[Literal["applied"], int, int]
@@ -118,8 +127,8 @@ def describe_record(by: str, descriptions: dict[str, Description]) -> bytes:
     return frame(_dumps(("describe", by, descriptions)))
 
 
-def link_record(link: Link) -> bytes:
-    return frame(_dumps(("follows", *link)))
+def link_record(link: Link, stamp: Stamp) -> bytes:
+    return frame(_dumps(("follows", *link, *stamp)))
 
 
 def segment_record(number: int, next_job: int, jobs: list[HeaderJob]) -> bytes:
@@ -160,15 +169,16 @@ def valid_frame_after(data: bytes, offset: int) -> int | None:
     return None
 
 
-def parse_link(payload: bytes) -> Link | None:
-    """The link a segment begins with, or None if ``payload`` is not one."""
+def parse_link(payload: bytes, version: int) -> tuple[Link, Stamp] | None:
+    """The link a segment of format ``version`` begins with, and its stamp; None if ``payload`` is not one."""
     try:
         link = ujson.loads(payload)
     except ValueError:
         return None
-    if (type(link) is list and len(link) == 4 and link[0] == "follows" and type(link[1]) is int
-            and (link[2:] == [None, None] or (type(link[2]) is int and type(link[3]) is int))):
-        return link[1], link[2], link[3]
+    if (type(link) is list and len(link) == (4 if version == LINKED else 6) and link[0] == "follows"
+            and type(link[1]) is int and (link[2:4] == [None, None] or (type(link[2]) is int and type(link[3]) is int))
+            and all(value is None or type(value) is str for value in link[4:])):
+        return (link[1], link[2], link[3]), (link[4], link[5]) if version > LINKED else (None, None)
     return None
 
 

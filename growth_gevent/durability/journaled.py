@@ -12,6 +12,7 @@ from ..core.records import Key, Number, Record
 from ..stores.base import Health, JournalFigures, SnapshotStatus, WritesRefused
 from ..stores.memory.reads import Indicators
 from ..stores.memory.write_log import Answer, Covers, LoggedStore, WriteLog
+from .identity import Identity, current_boot_id
 from .journal import ALWAYS, Batch, Journal, JournalFailed
 from .journal_format import applied_record, bulk_record, delete_record, describe_record, put_record, segment_record
 from .replay import QueuedJob, Recovered, replay
@@ -70,8 +71,10 @@ class JournalLog(WriteLog):
     acknowledged write must not be one that cannot be saved.
     """
 
-    def __init__(self, snapshot_path: str, fsync: str) -> None:
+    def __init__(self, snapshot_path: str, fsync: str, boot_id: Callable[[], str | None] = current_boot_id) -> None:
+        """``boot_id``: where this boot's id is read (tests give another)."""
         self.journal: Journal[Undo] = Journal(snapshot_path, fsync, self._queue_written_jobs, self._undo)
+        self.boot = boot_id()
         self.refusal: str | None = None
         self.reads_wait = fsync == ALWAYS
         self.changes = 0  # changes made to the store, so that a snapshot can tell whether there is anything new
@@ -100,21 +103,23 @@ class JournalLog(WriteLog):
         """Call ``listener`` after each failure to write the journal (the snapshotter tries a snapshot)."""
         self._failure_listeners.append(listener)
 
-    def recover(self, first_segment: int, descriptions: dict[str, dict[str, Description]] | None = None) -> Recovered:
+    def recover(self, first_segment: int, identity: Identity,
+                descriptions: dict[str, dict[str, Description]] | None = None) -> Recovered:
         """Replay the log after the snapshot loaded (that begins with ``first_segment``, and holds
-        ``descriptions``), queue the bulk jobs it left unapplied, and begin a new segment. Blocking: before
-        serving."""
+        ``descriptions``), its segments of the store ``identity`` names (a new one made if none does), queue the
+        bulk jobs it left unapplied, and begin a new segment. Blocking: before serving."""
         store = self.store
         for by, described in (descriptions or {}).items():
             store.restore_descriptions(by, described)
-        recovered = replay(self.journal.snapshot_path, first_segment, store)
+        recovered = replay(self.journal.snapshot_path, first_segment, store, identity)
         store.next_job = max(store.next_job, recovered.next_job)  # initial data queued before took one
         for job in recovered.queued:
             self._queue(job)
         for tail in recovered.torn:  # cut before the next segment begins: only the newest may end torn
             tail.cut()
         number = recovered.next_segment
-        self.journal.start(number, self._header(number), recovered.follows)
+        store_id = identity.store or identity.make()  # a new store, or files from before identities
+        self.journal.start(number, self._header(number), recovered.follows, (store_id, self.boot))
         if not recovered.segments:
             self._covered = number  # the snapshot loaded holds everything
         return recovered
@@ -182,6 +187,10 @@ class JournalLog(WriteLog):
     @property
     def failure_log(self) -> ThrottledLog:
         return self.journal.failure_log
+
+    @property
+    def store_identity(self) -> str | None:
+        return self.journal.stamp[0]
 
     def start_snapshot(self) -> tuple[dict[str, Indicators], dict[str, dict[str, Description]], int, Batch[Undo]]:
         """A copy of the store, its records and its descriptions, and a new segment begun in the same step:

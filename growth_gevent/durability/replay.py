@@ -15,22 +15,27 @@ Anything else is damage, whatever comes after it.
 """
 
 import dataclasses
+import logging
 import os
 import zlib
 from typing import Protocol
 
 from ..core.descriptions import Description
 from ..core.records import Key, Number, Record
+from .identity import Identity
 from .journal import ALWAYS, EVERYSEC
 from .journal_format import (
     FRAME,
     FRAME_V1,
+    LINKED,
     MAGIC_V2,
+    MAGIC_V3,
     SEGMENT_INFIX,
     SEGMENT_MAGIC,
     VERSION,
     HeaderJob,
     Link,
+    Stamp,
     check_frame,
     parse_link,
     parse_record,
@@ -38,6 +43,8 @@ from .journal_format import (
     segment_path,
     valid_frame_after,
 )
+
+log = logging.getLogger("growth_gevent")
 
 
 class JournalDamaged(Exception):
@@ -85,7 +92,8 @@ class Segment:
     payloads: list[bytes]  # of its records after its link: its header first
     end: int  # where its last valid record ends
     crc: int  # the CRC-32 of its bytes before ``end``
-    follows: Link | None  # its link: version 3, once written
+    follows: Link | None  # its link: version 3 on, once written
+    stamp: Stamp  # the store and the boot its link names: (None, None) before version 4
     torn: TornTail | None
 
 
@@ -93,7 +101,7 @@ def read_segment(path: str) -> Segment:
     """A segment file's records, link and :class:`TornTail` (None if it has none)."""
     with open(path, "rb") as segment:
         data = segment.read()
-    if data.startswith((SEGMENT_MAGIC, MAGIC_V2)):
+    if data.startswith((SEGMENT_MAGIC, MAGIC_V3, MAGIC_V2)):
         version, framing, offset = data[len(SEGMENT_MAGIC) - 1], FRAME, len(SEGMENT_MAGIC)
     elif data.startswith(SEGMENT_MAGIC[:-1]):
         raise JournalDamaged(f"{path} is journal format version {data[len(SEGMENT_MAGIC) - 1]}; this version of "
@@ -101,7 +109,7 @@ def read_segment(path: str) -> Segment:
     elif len(data) < len(SEGMENT_MAGIC) and SEGMENT_MAGIC.startswith(data):
         # Created, and the process stopped before its magic was written: nothing was.
         torn = TornTail(path, 0, len(data), "a segment header cut short", 0) if data else None
-        return Segment(path, VERSION, [], 0, 0, None, torn)
+        return Segment(path, VERSION, [], 0, 0, None, (None, None), torn)
     else:
         version, framing, offset = 1, FRAME_V1, 0
     payloads, torn = [], None
@@ -119,13 +127,13 @@ def read_segment(path: str) -> Segment:
                                  "after it")
         torn = TornTail(path, offset, len(data) - offset, problem, 1 if data[offset:].strip(b"\0") else 0)
         break
-    follows = _link(path, payloads.pop(0)) if version == VERSION and payloads else None
-    return Segment(path, version, payloads, offset, zlib.crc32(memoryview(data)[:offset]), follows, torn)
+    follows, stamp = _link(path, payloads.pop(0), version) if version >= LINKED and payloads else (None, (None, None))
+    return Segment(path, version, payloads, offset, zlib.crc32(memoryview(data)[:offset]), follows, stamp, torn)
 
 
-def _link(path: str, payload: bytes) -> Link:
-    """The link a segment begins with; JournalDamaged if it is not one."""
-    link = parse_link(payload)
+def _link(path: str, payload: bytes, version: int) -> tuple[Link, Stamp]:
+    """The link a segment begins with, and its stamp; JournalDamaged if it is not one."""
+    link = parse_link(payload, version)
     if link is None:
         raise JournalDamaged(f"{path} is damaged: it does not begin with its link to the segment before it, at "
                              f"byte {len(SEGMENT_MAGIC)}")
@@ -170,16 +178,25 @@ class Replayed(Protocol):
     def restore_descriptions(self, by: str, descriptions: dict[str, Description]) -> None: ...
 
 
-def replay(snapshot_path: str, first: int, store: Replayed) -> Recovered:
+def replay(snapshot_path: str, first: int, store: Replayed, identity: Identity) -> Recovered:
     """Apply the segments from number ``first`` on (the snapshot's; 0: no snapshot) to ``store``
-    (``restore(key, value or None)``, ``apply_records(records)``); :class:`JournalDamaged` before anything is
-    applied if one cannot be read or they do not prove their history (:func:`verify_chain`). The newest
-    segment's torn tail is dropped, and listed in what it returns, for the caller to say and cut.
+    (``restore(key, value or None)``, ``apply_records(records)``); before anything is applied,
+    :class:`~.identity.IdentityError` if one names another store than ``identity`` (which learns the store
+    from the first that names one, if it knew none), :class:`JournalDamaged` if one cannot be read or they do
+    not prove their history (:func:`verify_chain`). The newest segment's torn tail is dropped, and listed in
+    what it returns, for the caller to say and cut.
 
     Idempotent: every record sets or removes values, so replaying again over the result changes nothing.
     """
     numbers = [number for number in segment_numbers(snapshot_path) if number >= first]
     read = [read_segment(segment_path(snapshot_path, number)) for number in numbers]
+    for segment in read:
+        identity.claim(segment.path, segment.stamp[0])
+    unnamed = [segment.path for segment in read if segment.payloads and segment.stamp[0] is None]
+    if unnamed:
+        log.warning("%s %s of an older journal format, which names no store: read as %s; the segments written "
+                    "from now on name it", ", ".join(unnamed), "is" if len(unnamed) == 1 else "are",
+                    "it is" if len(unnamed) == 1 else "they are")
     verify_chain(snapshot_path, first, numbers, read)
     segments = []
     recovered = Recovered(numbers, [], 1, *_continued(first, numbers, read))
@@ -243,7 +260,7 @@ def verify_chain(snapshot_path: str, first: int, numbers: list[int], segments: l
                              "were removed")
     for index, (number, segment) in enumerate(zip(numbers, segments, strict=True)):
         after = segments[index + 1] if index + 1 < len(segments) else None
-        if after is not None and after.version >= VERSION and segment.torn is not None:
+        if after is not None and after.version >= LINKED and segment.torn is not None:
             raise JournalDamaged(f"{segment.path} is damaged: {segment.torn.problem} at byte {segment.torn.offset}, "
                                  f"and {after.path} follows it: only the newest segment can end torn (each one is "
                                  "fsynced before the next begins)")

@@ -2,17 +2,19 @@
 
 The file is one JSON object on a line, then a line with the CRC-32 of every byte before it::
 
-    {"format": "growth-gevent-snapshot", "version": 2, "count": N, "journal": S,
+    {"format": "growth-gevent-snapshot", "version": 3, "store": ID, "count": N, "journal": S,
      "descriptions": {"country": {"BRA": {"name": "Brazil"}}, "indicator": {}},
      "records": [["BRZ", "NGDP_R", 2002, 183.26], ...]}
     crc32 1a2b3c4d
 
-``journal``, with a journal only: the first segment of the log that the snapshot does not hold.
+``store``: the identity of the store it belongs to (:mod:`.identity`). ``journal``, with a journal only:
+the first segment of the log that the snapshot does not hold.
 ``descriptions``, when there are any: what the codes stand for (core/descriptions.py); a version that does
 not know the field reads the records and drops them. The
 checksum is verified before a byte of the document is used, as Redis does with an RDB's CRC64: one bit
 changed on disk (183.26 to 183.27) refuses the file rather than serving the change. Version 1 snapshots
-have no checksum line; they are read, with a warning, and the next snapshot written is version 2.
+have no checksum line, version 2 ones no store: they are read, with a warning, and the next snapshot written
+is version 3.
 
 It is written to a temporary file in the same folder, flushed, fsynced and renamed over the old one,
 so a crash at any moment leaves either the previous snapshot or the new one, never a mix.
@@ -29,7 +31,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import gevent
 import ujson
@@ -39,6 +41,7 @@ from gevent.lock import Semaphore
 from ..core.descriptions import Description
 from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record, check_name, is_finite_number
+from .identity import STORE_ID, new_store_id
 from .journal import Batch, JournalFailed, fsync_directory_of
 from .journal_format import described
 
@@ -52,8 +55,8 @@ from .snapshot_lock import temporary_path as temporary_path
 Described = dict[str, dict[str, Description]]  # by -> code -> description
 
 FORMAT = "growth-gevent-snapshot"
-VERSION = 2
-VERSIONS_READ = (1, VERSION)
+VERSION = 3
+VERSIONS_READ = (1, 2, VERSION)
 CHECKSUM_LINE = re.compile(rb"crc32 ([0-9a-f]{8})\n")  # the last line; the CRC-32 of every byte before it
 ROWS_PER_WRITE = 5000
 # After a failed snapshot the next is tried after RETRY_FIRST_SECONDS, doubling up to RETRY_MOST_SECONDS:
@@ -69,9 +72,9 @@ log = logging.getLogger("growth_gevent")
 
 
 def write_snapshot(path: str, items: list[Record], journal: int | None = None,
-                   descriptions: Described | None = None) -> None:
+                   descriptions: Described | None = None, store: str | None = None) -> None:
     """Write ``[(key, value), ...]`` to ``path`` atomically, with the first ``journal`` segment it does
-    not hold, if given. Blocking: run it in a thread.
+    not hold, if given, as the store of identity ``store`` (None: a new store's). Blocking: run it in a thread.
 
     The caller must own ``path`` (hold its :class:`SnapshotLock`), or know that nothing else writes it.
     """
@@ -87,8 +90,9 @@ def write_snapshot(path: str, items: list[Record], journal: int | None = None,
                 checksum = zlib.crc32(data, checksum)
                 output.write(data)
 
-            write(b'{"format":"%s","version":%d,"count":%d,%s%s"records":['
-                  % (FORMAT.encode(), VERSION, len(items), b"" if journal is None else b'"journal":%d,' % journal,
+            write(b'{"format":"%s","version":%d,"store":"%s","count":%d,%s%s"records":['
+                  % (FORMAT.encode(), VERSION, (store or new_store_id()).encode(), len(items),
+                     b"" if journal is None else b'"journal":%d,' % journal,
                      b'"descriptions":%s,' % ujson.dumps(descriptions, ensure_ascii=False).encode()
                      if descriptions and any(descriptions.values()) else b""))
             for start in range(0, len(items), ROWS_PER_WRITE):
@@ -107,14 +111,23 @@ def write_snapshot(path: str, items: list[Record], journal: int | None = None,
     fsync_directory_of(path)  # the rename itself is durable only once the folder's entry is
 
 
+class Loaded(NamedTuple):
+    """A snapshot file as read."""
+
+    records: list[Record]
+    journal: int  # the first journal segment it does not hold (0: it names none)
+    descriptions: Described  # what the codes stand for
+    store: str | None  # the identity of the store it belongs to (None: an older snapshot, which names none)
+
+
 def read_snapshot(path: str) -> list[Record]:
     """The ``[(key, value), ...]`` of a snapshot file, or :class:`SnapshotError`. Never changes the file."""
-    return load_snapshot(path)[0]
+    return load_snapshot(path).records
 
 
-def load_snapshot(path: str) -> tuple[list[Record], int, Described]:
-    """``([(key, value), ...], S, descriptions)``: a snapshot file's records, the first journal segment that it
-    does not hold (0: it names none) and its descriptions; or :class:`SnapshotError`. Never changes the file."""
+def load_snapshot(path: str) -> Loaded:
+    """A snapshot file's records, the first journal segment that it does not hold, its descriptions and its
+    store; or :class:`SnapshotError`. Never changes the file."""
     with open(path, "rb") as snapshot:
         raw = snapshot.read()
     checked = _verified(path, raw)
@@ -143,7 +156,13 @@ def load_snapshot(path: str) -> tuple[list[Record], int, Described]:
         descriptions = _described(document.get("descriptions", {}))
     except ValueError:
         raise SnapshotError(f"{path} is damaged: its descriptions are not what growth-gevent writes") from None
-    return _parse_rows(path, rows), journal, descriptions
+    store = document.get("store")
+    if version == VERSION and (type(store) is not str or not STORE_ID.fullmatch(store)):
+        raise SnapshotError(f"{path} is damaged: it does not name its store")
+    if version == 2:
+        log.warning("%s is snapshot version 2, which names no store: read as it is; the next snapshot written "
+                    "names it", path)
+    return Loaded(_parse_rows(path, rows), journal, descriptions, store if version == VERSION else None)
 
 
 def _described(document: object) -> Described:
@@ -209,7 +228,7 @@ def _stored_name(names: dict[str, str], value: object) -> str | None:
 
 
 def _write_copy(path: str, countries: dict[str, dict[str, dict[int, Number]]], descriptions: Described,
-                journal: int) -> int | Exception:
+                journal: int, store: str | None) -> int | Exception:
     """Flatten a store copy and write it; return how many records were written, or what the write
     raised: gevent's thread pool would print it on stderr as an unhandled error. Runs in a thread."""
     try:
@@ -217,7 +236,7 @@ def _write_copy(path: str, countries: dict[str, dict[str, dict[int, Number]]], d
                  for country, indicators in countries.items()
                  for indicator, series in indicators.items()
                  for year, value in series.items()]
-        write_snapshot(path, items, journal, descriptions)
+        write_snapshot(path, items, journal, descriptions, store)
         return len(items)
     except Exception as error:
         return error
@@ -228,6 +247,10 @@ class Snapshotted(Protocol):
     :class:`~growth_gevent.durability.journaled.JournalLog`), and of nothing else."""
 
     changes: int  # changes made to the store: a snapshot is written only when it grew since the last one
+
+    @property
+    def store_identity(self) -> str | None:
+        """The identity of the store, which every snapshot names (:mod:`.identity`)."""
 
     @property
     def failure_log(self) -> ThrottledLog:
@@ -329,7 +352,8 @@ class Snapshotter:
             except JournalFailed as error:
                 self._failed(error, last)
                 raise
-            count = pool.apply(_write_copy, (self._path, countries, descriptions, segment))
+            count = pool.apply(_write_copy, (self._path, countries, descriptions, segment,
+                                             self._partner.store_identity))
             if isinstance(count, Exception):
                 self._failed(count, last)
                 raise count

@@ -6,6 +6,7 @@ import json
 import gevent
 import pytest
 
+from growth_gevent.durability.identity import Identity
 from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.stores.base import COMPLETE, FAILED, IN_PROGRESS, JOBS_KEPT, JobStatus
 from growth_gevent.stores.memory import MemoryStore
@@ -230,7 +231,7 @@ class TestStoreConditions:
             journal = JournalLog(str(tmp_path / "growth.snapshot"), "always") if store_kind == "journaled" else None
             store = MemoryStore(chunk_size=4, queue_records=100, max_records=100, jobs_kept=3, write_log=journal)
             if journal is not None:
-                journal.recover(0)
+                journal.recover(0, Identity())
         try:
             jobs = [store.submit_bulk([(KEY, value)]) for value in range(5)]
             assert store.wait_idle(10)

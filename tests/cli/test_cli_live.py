@@ -139,8 +139,8 @@ def test_a_kill_9_while_a_snapshot_is_written_leaves_the_previous_one_whole(serv
     assert temporary.exists()  # the kill came in the middle of a write
     assert len(read_snapshot(str(snapshot))) == BIG
     servers(GROWTH_SNAPSHOT=str(snapshot))
-    assert sorted(p.name for p in tmp_path.iterdir() if ".journal." not in p.name) == ["growth.snapshot",
-                                                                                      "growth.snapshot.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir() if ".journal." not in p.name) == [
+        "growth.snapshot", "growth.snapshot.id", "growth.snapshot.lock"]
 
 
 @pytest.mark.parametrize("cut, message", [(10, "is not a complete snapshot"), (1000, "is not a complete snapshot"),

@@ -10,6 +10,7 @@ import pytest
 
 from growth_gevent.durability import journal as journal_module
 from growth_gevent.durability.check import check
+from growth_gevent.durability.identity import current_boot_id
 from growth_gevent.durability.journal_format import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
 from growth_gevent.durability.replay import JournalDamaged, read_segment
 from growth_gevent.durability.snapshot import write_snapshot
@@ -47,7 +48,10 @@ def test_each_segment_names_the_length_and_crc_of_the_one_before_as_written(path
     assert read_segment(str(first)).follows == (0, None, None)  # segment 1 follows nothing
     data = first.read_bytes()
     assert read_segment(str(second)).follows == (1, len(data), zlib.crc32(data))
-    assert second.read_bytes().startswith(SEGMENT_MAGIC + frame(b'["follows",1,%d,%d]' % (len(data), zlib.crc32(data))))
+    store, boot = read_segment(str(second)).stamp
+    assert read_segment(str(first)).stamp == (store, boot) and boot == current_boot_id()
+    assert second.read_bytes().startswith(SEGMENT_MAGIC + frame(b'["follows",1,%d,%d,"%s","%s"]' % (
+        len(data), zlib.crc32(data), store.encode(), boot.encode())))
 
 
 def test_a_segment_begun_after_a_snapshot_that_held_the_one_before_names_no_length(path):
@@ -88,7 +92,8 @@ def test_a_segment_begun_after_a_snapshot_is_damage_once_that_snapshot_is_gone(p
     store = opened(path)
     store.put(KEY, 1)
     store.close()
-    write_snapshot(path, [(KEY, 1)], journal=2)  # as a snapshot that held segment 1, its removal failed
+    # as a snapshot of the store that held segment 1, its removal failed
+    write_snapshot(path, [(KEY, 1)], journal=2, store=store.write_log.journal.stamp[0])
     opened(path).put(KEY, 2)
     pathlib.Path(path).unlink()
     with pytest.raises(JournalDamaged, match=f"{segment(path, 2)} began after a snapshot that held {segment(path, 1)} "

@@ -81,7 +81,8 @@ def test_after_a_failed_snapshot_writes_answer_503_naming_the_cause_until_one_su
     server.terminate()
     assert server.wait_exit(20) == 0
     assert dict(read_snapshot(str(snapshot))) == {("A", "B", 1): 1, ("A", "B", 2): 2, ("A", "B", 3): 3}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["growth.snapshot", "growth.snapshot.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["growth.snapshot", "growth.snapshot.id",
+                                                          "growth.snapshot.lock"]
 
 
 def test_a_last_snapshot_that_fails_exits_1_saying_so_and_the_journal_keeps_what_it_missed(servers, tmp_path):

@@ -10,6 +10,7 @@ from growth_gevent.durability.journal_format import (
     applied_record,
     bulk_record,
     delete_record,
+    frame,
     link_record,
     parse_link,
     parse_record,
@@ -25,9 +26,8 @@ FRAMED = {
     "put": (put_record(KEY, 183.26), 46, 0x500723AB),
     "del": (delete_record(KEY), 39, 0x7756A26B),
     "applied": (applied_record(4, 3), 27, 0x92710C11),
-    "link": (link_record((2, 130, 0xDEADBEEF)), 40, 0x4B3283D8),
-    "link to nothing held": (link_record((0, None, None)), 35, 0x4C8B861D),
 }
+STORE, BOOT = "0123456789abcdef0123456789abcdef", "3f1c2b8e-5d9a-4c1e-9b7f-0a2d4e6f8a1c"
 
 
 def test_a_put_is_framed_as_segments_on_disk_hold_it():
@@ -47,6 +47,19 @@ def test_what_the_writer_frames_the_reader_parses_back():
     assert parse_record(bulk_record(4, 2, RECORDS)[payload]) == ("bulk", (4, 2, RECORDS))
     assert parse_record(applied_record(4, 3)[payload]) == ("applied", 4, 3)
     assert parse_record(segment_record(3, 5, [(4, 2, RECORDS)])[payload]) == ("segment", 3, 5, [(4, 2, RECORDS)])
-    assert parse_link(link_record((2, 130, 7))[payload]) == (2, 130, 7)
-    assert parse_link(link_record((0, None, None))[payload]) == (0, None, None)
-    assert parse_link(put_record(KEY, 1)[payload]) is None
+    assert parse_link(link_record((2, 130, 7), (STORE, BOOT))[payload], 4) == ((2, 130, 7), (STORE, BOOT))
+    assert parse_link(link_record((0, None, None), (STORE, None))[payload], 4) == ((0, None, None), (STORE, None))
+    assert parse_link(put_record(KEY, 1)[payload], 4) is None
+
+
+def test_a_link_names_the_store_and_the_boot_after_the_segment_before():
+    assert link_record((2, 130, 7), (STORE, BOOT)) == frame(b'["follows",2,130,7,"%s","%s"]' % (STORE.encode(),
+                                                                                                 BOOT.encode()))
+
+
+def test_a_version_3_link_as_it_was_written_is_read_without_store_or_boot():
+    written = frame(b'["follows",2,130,3735928559]')  # as growth-gevent wrote it before, at 97dc9d2
+    assert (len(written), zlib.crc32(written)) == (40, 0x4B3283D8)
+    assert parse_link(written[12:], 3) == ((2, 130, 0xDEADBEEF), (None, None))
+    assert parse_link(frame(b'["follows",0,null,null]')[12:], 3) == ((0, None, None), (None, None))
+    assert parse_link(written[12:], 4) is None  # a version 4 link has six fields

@@ -9,6 +9,7 @@ import zlib
 import gevent
 import pytest
 
+from growth_gevent.durability.identity import Identity
 from growth_gevent.durability.journal_format import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
 from growth_gevent.durability.replay import JournalDamaged, QueuedJob, TornTail
 from tests.helpers.recovering import KEY, crashed, journaled, opened
@@ -61,7 +62,7 @@ def test_a_torn_last_record_is_dropped_and_what_comes_before_is_kept(path):
     whole = pathlib.Path(segment).read_bytes()
     pathlib.Path(segment).write_bytes(whole[:-3])
     again = journaled(path, queue_records=100, max_records=100)
-    [torn] = again.write_log.recover(0).torn
+    [torn] = again.write_log.recover(0, Identity()).torn
     assert again.copy() == {"A": {"B": {1: 1}}}
     at = len(whole) - len(put_record(("A", "B", 2), 2))
     assert torn == TornTail(segment, at, len(whole) - 3 - at, "a record cut short", 1)
@@ -129,7 +130,7 @@ def test_a_segment_of_a_later_format_version_is_refused_naming_it(path):
     segment = pathlib.Path(segment_path(path, 1))
     segment.write_bytes(SEGMENT_MAGIC[:-1] + b"\x07")
     with pytest.raises(JournalDamaged, match=f"{segment} is journal format version 7; this version of growth-gevent "
-                                             "reads versions 1 to 3"):
+                                             "reads versions 1 to 4"):
         opened(path)
 
 

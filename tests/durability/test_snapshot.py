@@ -47,11 +47,30 @@ def test_an_empty_store_makes_a_valid_snapshot(tmp_path):
 
 def test_the_format_is_the_documented_one(tmp_path):
     path = tmp_path / "snapshot.json"
-    write_snapshot(str(path), ITEMS[:1])
+    write_snapshot(str(path), ITEMS[:1], store="0123456789abcdef0123456789abcdef")
     document, checksum = path.read_bytes().splitlines(keepends=True)
-    assert json.loads(document) == {"format": FORMAT, "version": 2, "count": 1,
-                                    "records": [["BRZ", "NGDP_R", 2002, 183.26]]}
+    assert json.loads(document) == {"format": FORMAT, "version": 3, "store": "0123456789abcdef0123456789abcdef",
+                                    "count": 1, "records": [["BRZ", "NGDP_R", 2002, 183.26]]}
     assert checksum == b"crc32 %08x\n" % zlib.crc32(document)
+    assert load_snapshot(str(path)) == (ITEMS[:1], 0, {}, "0123456789abcdef0123456789abcdef")
+
+
+def test_a_version_2_snapshot_names_no_store_and_is_read_with_a_warning(tmp_path, caplog):
+    path = tmp_path / "growth.snapshot"
+    document = b'{"format":"growth-gevent-snapshot","version":2,"count":1,"journal":3,"records":[["A","B",1,2]]}\n'
+    path.write_bytes(document + b"crc32 %08x\n" % zlib.crc32(document))
+    assert load_snapshot(str(path)) == ([(("A", "B", 1), 2)], 3, {}, None)
+    assert f"{path} is snapshot version 2, which names no store: read as it is" in caplog.text
+
+
+@pytest.mark.parametrize("store", [None, 12, "ABC"])
+def test_a_version_3_snapshot_without_its_store_is_damage(tmp_path, store):
+    path = tmp_path / "growth.snapshot"
+    document = b'{"format":"growth-gevent-snapshot","version":3,%s"count":0,"records":[]}\n' % (
+        b"" if store is None else b'"store":%s,' % json.dumps(store).encode())
+    path.write_bytes(document + b"crc32 %08x\n" % zlib.crc32(document))
+    with pytest.raises(SnapshotError, match=f"{path} is damaged: it does not name its store"):
+        load_snapshot(str(path))
 
 
 @pytest.mark.parametrize("before, after", [(b"183.26", b"183.27"), (b"NGDP_R", b"LGDP_R"), (b'"count"', b'"co5nt"'),
@@ -99,7 +118,7 @@ def test_a_failed_write_leaves_the_previous_snapshot_and_no_temporary_file(tmp_p
     (b"hello", "truncated or not JSON"),
     (b'{"some": "json"}', "is not a growth-gevent snapshot"),
     (b"[1, 2]", "is not a growth-gevent snapshot"),
-    (b'{"format": "growth-gevent-snapshot", "version": 3, "count": 0, "records": []}', "version 3"),
+    (b'{"format": "growth-gevent-snapshot", "version": 4, "count": 0, "records": []}', "version 4"),
     (b'{"format": "growth-gevent-snapshot", "version": 1, "count": 5, "records": []}', "count does not match"),
     (b'{"format": "growth-gevent-snapshot", "version": 1, "count": 1, "records": [["A", "B", "1", 2]]}',
      "record 0 is not"),
@@ -169,6 +188,7 @@ class Partner:
 
     def __init__(self):
         self.changes, self.failure_log, self.said = 1, ThrottledLog(1, 60, logging.getLogger("test")), []
+        self.store_identity = "0123456789abcdef0123456789abcdef"
 
     def on_failure(self, listener):
         self.said.append("on_failure")
@@ -201,7 +221,7 @@ def test_the_snapshotter_talks_to_the_durability_partner_only(owned):
     partner.changes += 1
     assert snapshotter.save_if_changed() is True
     assert read_snapshot(owned.path) == [(("A", "B", 1), 2.0)]
-    assert load_snapshot(owned.path)[1] == 7  # the first segment it does not hold
+    assert load_snapshot(owned.path)[1::2] == (7, partner.store_identity)  # the first segment it does not hold
     assert partner.said == ["on_failure", "snapshots_started None", "remove_before 7", "snapshot_written"]
 
 

@@ -3,6 +3,7 @@
 import os
 
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
+from growth_gevent.durability.identity import Identity
 from growth_gevent.durability.journal_format import segment_path
 from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.durability.replay import read_segment
@@ -22,12 +23,13 @@ def journaled(path, fsync="always", chunk_size=2, queue_records=DEFAULT_BULK_QUE
 def opened(path, fsync="always", chunk_size=2):
     """A store recovered from what ``path`` and its segments hold, as the service starts."""
     store = journaled(path, fsync, chunk_size)
-    first, descriptions = 0, None
+    first, descriptions, identity = 0, None, Identity()
     if os.path.exists(path):
-        items, first, descriptions = load_snapshot(path)
+        items, first, descriptions, store_id = load_snapshot(path)
+        identity.claim(path, store_id)
         store.submit_bulk(items, initial=True)
         assert store.wait_idle(5)
-    store.write_log.recover(first, descriptions)
+    store.write_log.recover(first, identity, descriptions)
     return store
 
 

@@ -7,6 +7,7 @@ import pathlib
 from gevent.event import Event
 
 from growth_gevent.config import Config
+from growth_gevent.durability.identity import Identity
 from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.service import open_store
 from growth_gevent.stores.memory import MemoryStore
@@ -48,7 +49,7 @@ def journaled_store(snapshot_path: str, **settings) -> MemoryStore:
     journal_log = JournalLog(snapshot_path, config.fsync)
     store = open_store(config, journal_log)
     assert isinstance(store, MemoryStore)
-    journal_log.recover(0)  # nothing to replay: the journal's first segment begins
+    journal_log.recover(0, Identity())  # nothing to replay: the journal's first segment begins
     return store
 
 

@@ -1,0 +1,101 @@
+"""Which store a file belongs to, and which boot of the machine wrote it (issue 42).
+
+A store's identity is made when the store is created (a random 128-bit number, in hex) and written in its
+snapshot, in every journal segment's link and in the marker ``SNAPSHOT.id`` beside them, as PostgreSQL
+stamps its system identifier in ``pg_control`` and every WAL page header: replay and ``check`` refuse a file
+that names another store before anything is applied (a restore from the wrong backup). Files written before
+identities (snapshot version 1 and 2, segment versions 1 to 3) name none: they are read, with a warning.
+
+A segment's link also holds the machine's boot id (Linux's ``/proc/sys/kernel/random/boot_id``, new at every
+boot): a record whose every byte is there but whose checksum fails, in a segment written since the machine
+last started, cannot be a crash (a killed process leaves a file cut short, never bytes changed), so replay
+calls it damage; after a restart it may be a crash, and is dropped with a warning that says it may have been
+acknowledged.
+"""
+
+import os
+import re
+import uuid
+import zlib
+
+from .journal import fsync_directory_of
+
+MARKER_SUFFIX = ".id"
+BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
+_MARKER = re.compile(rb"growth-gevent store ([0-9a-f]{32})\ncrc32 ([0-9a-f]{8})\n")
+STORE_ID = re.compile(r"[0-9a-f]{32}")
+
+
+class IdentityError(Exception):
+    """A file of another store, a damaged marker, or a store whose files are gone: the message says which."""
+
+
+def new_store_id() -> str:
+    return uuid.uuid4().hex
+
+
+def current_boot_id() -> str | None:
+    """This boot's id, or None where the system has none (not Linux): then no tail is told from a crash."""
+    try:
+        with open(BOOT_ID_PATH) as boot:
+            return boot.read().strip() or None
+    except OSError:
+        return None
+
+
+class Identity:
+    """The store that the files read so far belong to, and the first file that named it."""
+
+    def __init__(self) -> None:
+        self.store: str | None = None
+        self.named_by: str | None = None
+
+    def claim(self, path: str, store: str | None) -> None:
+        """``path`` names ``store`` (None: it names none, an older file): IdentityError if another store."""
+        if store is None:
+            return
+        if self.store is None:
+            self.store, self.named_by = store, path
+        elif store != self.store:
+            raise IdentityError(f"{path} belongs to another store: it names store {store}, and {self.named_by} "
+                                f"names store {self.store}. It was not loaded: restore this store's own file from "
+                                "a backup (a backup of another store, or another store's file, was put here)")
+
+    def make(self) -> str:
+        """A new identity, for a new store (or files from before identities, which name none)."""
+        assert self.store is None, "a store's identity is made once"
+        self.store = new_store_id()
+        return self.store
+
+
+def marker_path(snapshot_path: str) -> str:
+    return snapshot_path + MARKER_SUFFIX
+
+
+def read_marker(snapshot_path: str) -> str | None:
+    """The store named by the marker beside ``snapshot_path``, None if there is none; IdentityError if damaged."""
+    path = marker_path(snapshot_path)
+    try:
+        with open(path, "rb") as marker:
+            data = marker.read()
+    except FileNotFoundError:
+        return None
+    found = _MARKER.fullmatch(data)
+    if found is None or int(found.group(2), 16) != zlib.crc32(data[:data.index(b"\n") + 1]):
+        raise IdentityError(f"{path} is damaged: it is not the line 'growth-gevent store ID' and its checksum. "
+                            "Restore it from a backup, or remove it if the snapshot and journal beside it are this "
+                            "store's (they name the store, and the next start writes it again)")
+    return found.group(1).decode()
+
+
+def write_marker(snapshot_path: str, store: str) -> None:
+    """Write the marker durably: a temporary file, fsynced, renamed, the folder fsynced."""
+    line = b"growth-gevent store %s\n" % store.encode()
+    path = marker_path(snapshot_path)
+    temporary = path + ".tmp"
+    with open(temporary, "wb") as marker:
+        marker.write(line + b"crc32 %08x\n" % zlib.crc32(line))
+        marker.flush()
+        os.fsync(marker.fileno())
+    os.replace(temporary, path)
+    fsync_directory_of(path)
