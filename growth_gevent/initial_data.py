@@ -15,8 +15,8 @@ from .config import Config
 from .core.descriptions import Description
 from .core.logs import ThrottledLog
 from .core.records import InvalidRecord, Record, parse_records
-from .durability.identity import Identity, marker_path, read_marker, write_marker
-from .durability.journal_format import SEGMENT_INFIX
+from .durability.identity import Identity, IdentityError, marker_path, read_marker, store_gone, write_marker
+from .durability.journal_format import SEGMENT_INFIX, segment_numbers
 from .durability.replay import Recovered
 from .durability.snapshot import SnapshotLock, load_snapshot
 from .stores.base import Store, StoreUnavailable
@@ -68,6 +68,10 @@ def recover_journaled(store: Store, journal_log: Recovering, config: Config, sna
     after it; every file must name the store that the marker beside them names (IdentityError)."""
     assert snapshot_lock is not None, "GROWTH_SNAPSHOT gives the journal and the snapshot's lock together"
     path = snapshot_lock.path
+    gone = store_gone(path, lock_file_found=not snapshot_lock.created)
+    if gone is not None:
+        raise IdentityError(gone)
+    new = not os.path.exists(path) and not segment_numbers(path)
     identity = Identity()
     identity.claim(marker_path(path), read_marker(path))
     first_segment, descriptions = 0, None
@@ -79,9 +83,11 @@ def recover_journaled(store: Store, journal_log: Recovering, config: Config, sna
         submit_initial_data(store, *_preload(config.preload_path), started)
     replay_started = time.perf_counter()
     recovered = journal_log.recover(first_segment, identity, descriptions)
-    if identity.named_by is None:
-        log.info("store %s at %s: its identity, written in %s and in every file from now on",
-                 identity.store, path, marker_path(path))
+    if new:
+        log.info("new store at %s (store %s)", path, identity.store)
+    elif identity.named_by is None:
+        log.info("store %s at %s: its files name no store (an older format); this identity is written in %s "
+                 "and in every file from now on", identity.store, path, marker_path(path))
     assert identity.store is not None  # the recovery made one if no file named it
     if identity.named_by != marker_path(path):
         write_marker(path, identity.store)

@@ -150,6 +150,8 @@ def build(config: Config) -> Service:
         else:
             deferred = seed_store(store, config, started)
     except (SnapshotError, JournalDamaged, IdentityError, InvalidRecord, OSError, ValueError) as error:
+        if snapshot_lock is not None:
+            snapshot_lock.abandon()
         raise StartError(str(error)) from error
     try:
         listener = listen(config)

@@ -132,7 +132,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     if not path:
         print("cannot check: give the snapshot's path (or set GROWTH_SNAPSHOT)")  # as check's own messages
         return 2
-    return check.check(path, args.repair, config.fsync)
+    return check.check(path, args.repair, config.fsync, forget_store=args.forget)
 
 
 def serve_with(config: Config) -> int:

@@ -1,5 +1,5 @@
-"""``growth-gevent check [SNAPSHOT] [--repair]``: verify a snapshot and its journal without serving, as
-``redis-check-rdb`` and ``redis-check-aof`` do, and say what is damaged and what a repair would drop.
+"""``growth-gevent check [SNAPSHOT] [--repair | --forget]``: verify a snapshot and its journal without serving,
+as ``redis-check-rdb`` and ``redis-check-aof`` do, and say what is damaged and what a repair would drop.
 
 Read-only unless ``--repair``, which cuts torn tails (what start-up would drop with a warning) and never
 anything else: damage mid-file is left for a person to look at. A repair takes the snapshot's lock, so it
@@ -10,7 +10,12 @@ of the newest segment, which start-up cuts with a warning and ``--repair`` cuts;
 refuses (a snapshot that cannot be read or whose checksum does not match, a bad record followed by valid
 ones, anything wrong in a segment that has a successor, a segment missing, a journal that does not begin
 where the snapshot ends), nothing to check at the path (no snapshot and no segment, a missing folder, a
-folder), or the snapshot's lock held by a server when repairing.
+folder), a store whose files are gone (no snapshot and no segment, and its marker or lock file beside them:
+start-up refuses it too), or the snapshot's lock held by a server when repairing.
+
+``--forget`` removes the marker and the lock file of a store whose snapshot and segments are gone, so that the
+next start creates a new, empty store there on purpose (exit 0), and nothing else: refused (exit 2) while a
+snapshot or segment is there, or a server runs.
 """
 
 import argparse
@@ -20,11 +25,12 @@ from collections.abc import Callable
 from ..core.descriptions import Description
 from ..core.logs import counted
 from ..core.records import Key, Number, Record
-from .identity import Identity, IdentityError, marker_path, read_marker
+from .identity import Identity, IdentityError, forget, marker_path, read_marker, store_gone
 from .journal import ALWAYS
 from .journal_format import SEGMENT_INFIX, segment_numbers, segment_path
 from .replay import JournalDamaged, replay
 from .snapshot import SnapshotError, SnapshotLock, load_snapshot
+from .snapshot_lock import LOCK_SUFFIX
 
 OK, TORN, DAMAGED = 0, 1, 2
 
@@ -34,8 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("snapshot", nargs="?", metavar="SNAPSHOT",
                         help="the snapshot file, its journal segments SNAPSHOT.journal.N beside it "
                              "(default: GROWTH_SNAPSHOT)")
-    parser.add_argument("--repair", action="store_true",
-                        help="truncate torn tails, never damage mid-file; not while a server runs on the snapshot")
+    actions = parser.add_mutually_exclusive_group()
+    actions.add_argument("--repair", action="store_true",
+                         help="truncate torn tails, never damage mid-file; not while a server runs on the snapshot")
+    actions.add_argument("--forget", action="store_true",
+                         help="start afresh on purpose: when the snapshot and its segments are gone, remove the "
+                              "store's marker (SNAPSHOT.id) and lock file, so that the next start creates a new, "
+                              "empty store")
 
 
 class _Discard:
@@ -51,8 +62,12 @@ class _Discard:
         pass
 
 
-def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[str], object] = print) -> int:
-    """Verify the snapshot at ``path`` and its journal, ``say`` each finding; return the exit code."""
+def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[str], object] = print,
+          forget_store: bool = False) -> int:
+    """Verify the snapshot at ``path`` and its journal, ``say`` each finding; return the exit code.
+    ``forget_store``: forget a store whose files are gone instead."""
+    if forget_store:
+        return _forget(path, say)
     nothing = _nothing_at(path)
     if nothing is not None:
         say(f"cannot check: {nothing}")
@@ -121,5 +136,25 @@ def _nothing_at(path: str) -> str | None:
     except OSError as error:
         return f"cannot read the folder {folder}: {error}"
     if not os.path.exists(path) and not segments:
-        return f"no snapshot {path} and no journal segment {path}{SEGMENT_INFIX}N beside it"
+        return (store_gone(path, lock_file_found=os.path.exists(path + LOCK_SUFFIX))
+                or f"no snapshot {path} and no journal segment {path}{SEGMENT_INFIX}N beside it")
     return None
+
+
+def _forget(path: str, say: Callable[[str], object]) -> int:
+    nothing = _nothing_at(path)
+    if nothing is None:
+        say(f"cannot forget: the store at {path} has its snapshot or journal segments; move them away first "
+            "(`--forget` removes nothing else)")
+        return DAMAGED
+    if store_gone(path, lock_file_found=os.path.exists(path + LOCK_SUFFIX)) is None:
+        say(f"cannot forget: {nothing}")
+        return DAMAGED
+    try:
+        lock = SnapshotLock(path)  # noqa: F841 (held until the marker is removed)
+    except SnapshotError as error:
+        say(f"cannot forget: {error}")
+        return DAMAGED
+    removed = forget(path)
+    say(f"forgot the store at {path}: removed {' and '.join(removed)}; the next start creates a new, empty store")
+    return OK

@@ -6,6 +6,10 @@ stamps its system identifier in ``pg_control`` and every WAL page header: replay
 that names another store before anything is applied (a restore from the wrong backup). Files written before
 identities (snapshot version 1 and 2, segment versions 1 to 3) name none: they are read, with a warning.
 
+The marker also outlives the data it names: a folder that holds it (or the lock file) held a store, so a
+missing snapshot with no segment is refused rather than taken for a new, empty store
+(:func:`store_gone`); ``growth-gevent check --forget`` removes them to start afresh on purpose.
+
 A segment's link also holds the machine's boot id (Linux's ``/proc/sys/kernel/random/boot_id``, new at every
 boot): a record whose every byte is there but whose checksum fails, in a segment written since the machine
 last started, cannot be a crash (a killed process leaves a file cut short, never bytes changed), so replay
@@ -19,11 +23,14 @@ import uuid
 import zlib
 
 from .journal import fsync_directory_of
+from .journal_format import SEGMENT_INFIX, segment_numbers
+from .snapshot_lock import LOCK_SUFFIX
 
 MARKER_SUFFIX = ".id"
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 _MARKER = re.compile(rb"growth-gevent store ([0-9a-f]{32})\ncrc32 ([0-9a-f]{8})\n")
 STORE_ID = re.compile(r"[0-9a-f]{32}")
+FORGET = "growth-gevent check --forget {path}"
 
 
 class IdentityError(Exception):
@@ -99,3 +106,31 @@ def write_marker(snapshot_path: str, store: str) -> None:
         os.fsync(marker.fileno())
     os.replace(temporary, path)
     fsync_directory_of(path)
+
+
+def store_gone(snapshot_path: str, lock_file_found: bool) -> str | None:
+    """Why ``snapshot_path`` must not start as a new store: no snapshot and no segment, and the marker, or the
+    lock file (``lock_file_found``: it was there before this process), shows that a store lived there; None
+    when a file of the store is there, or no sign of one."""
+    if os.path.exists(snapshot_path) or segment_numbers(snapshot_path):
+        return None
+    signs = [path for path, found in ((marker_path(snapshot_path), os.path.exists(marker_path(snapshot_path))),
+                                      (snapshot_path + LOCK_SUFFIX, lock_file_found)) if found]
+    if not signs:
+        return None
+    return (f"no snapshot {snapshot_path} and no journal segment {snapshot_path}{SEGMENT_INFIX}N beside it, but "
+            f"{' and '.join(signs)} {'shows' if len(signs) == 1 else 'show'} that a store lived here: its files "
+            "were removed, or the path is mistyped. Restore the snapshot from a backup; or, to start a new, empty "
+            f"store here on purpose, run `{FORGET.format(path=snapshot_path)}`")
+
+
+def forget(snapshot_path: str) -> list[str]:
+    """Remove the marker and the lock file of a store whose snapshot and segments are gone (the caller holds its
+    lock and checked :func:`store_gone`); the files removed."""
+    removed = []
+    for path in (marker_path(snapshot_path), snapshot_path + LOCK_SUFFIX):
+        if os.path.exists(path):
+            os.unlink(path)
+            removed.append(path)
+    fsync_directory_of(snapshot_path)
+    return removed

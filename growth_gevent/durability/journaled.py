@@ -120,8 +120,8 @@ class JournalLog(WriteLog):
         number = recovered.next_segment
         store_id = identity.store or identity.make()  # a new store, or files from before identities
         self.journal.start(number, self._header(number), recovered.follows, (store_id, self.boot))
-        if not recovered.segments:
-            self._covered = number  # the snapshot loaded holds everything
+        if first_segment and not recovered.segments:
+            self._covered = number  # the snapshot loaded holds everything (without one, a snapshot is due)
         return recovered
 
     def wrote(self, key: Key, value: Number | None, previous: Number | None, sized: bool) -> None:
@@ -201,7 +201,8 @@ class JournalLog(WriteLog):
         return countries, descriptions, self._snapshot_segment, batch
 
     def needs_snapshot(self) -> bool:
-        """Segments of the log are left from before this process: a snapshot would make them needless."""
+        """Segments of the log are left from before this process (a snapshot would make them needless), or no
+        snapshot names a segment yet (a new store's first, so that a store always leaves a file)."""
         return self._covered is None
 
     def remove_before(self, segment: int) -> None:

@@ -34,6 +34,7 @@ class SnapshotLock:
     def __init__(self, path: str) -> None:
         self.path = path
         self.lock_path = path + LOCK_SUFFIX
+        self.created = not os.path.exists(self.lock_path)  # so it is no sign that a store lived here
         # Not truncated on opening: the owner's pid is in it, for the message of a second process.
         self._file = open(os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600), "r+")
         try:
@@ -50,6 +51,12 @@ class SnapshotLock:
         self._file.write(f"{os.getpid()}\n")
         self._file.flush()
         self._remove_stale_temporary()
+
+    def abandon(self) -> None:
+        """After a start that failed: remove the lock file if this process created it, so that the folder is left
+        as it was found (a lock file is a sign that a store lived there: :func:`~.identity.store_gone`)."""
+        if self.created:
+            os.unlink(self.lock_path)
 
     def _remove_stale_temporary(self) -> None:
         # Only the owner may: the temporary of a live owner is its snapshot being written.

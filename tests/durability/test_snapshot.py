@@ -168,11 +168,12 @@ def owned(tmp_path):
     return SnapshotLock(str(tmp_path / "growth.snapshot"))
 
 
-def test_the_snapshotter_writes_only_when_the_store_changed(owned):
+def test_the_snapshotter_writes_only_when_the_store_changed_or_is_new(owned):
     store = opened(owned.path)
     snapshotter = Snapshotter(store.write_log, owned, interval=3600, stop_writes_on_error=True)
+    assert snapshotter.save_if_changed() is True  # a new store's first: a store always leaves a file
+    assert read_snapshot(owned.path) == []
     assert snapshotter.save_if_changed() is False
-    assert not os.path.exists(owned.path)
     store.put(("A", "B", 1), 2)
     assert snapshotter.save_if_changed() is True
     assert snapshotter.save_if_changed() is False
