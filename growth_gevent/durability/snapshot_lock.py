@@ -1,11 +1,33 @@
-"""One process's ownership of a snapshot path (:class:`SnapshotLock`), and the snapshot's errors: two processes
-writing one file would overwrite each other's snapshots, and the one that started second would remove the
-other's temporary file as a stale one."""
+"""One owner of a store at a time, whatever happens to the files beside it (:class:`SnapshotLock`), and the
+snapshot's errors.
 
+Two processes on one snapshot would overwrite each other's snapshots, and the journal segments that one
+appends to would be removed by the other's snapshot. A lock file alone does not hold: ``rm PATH.lock``
+(the usual "stale lock" reflex) let a second process lock a new file of the same name while the first
+still ran (issue 42). So the owner locks the snapshot's folder itself, which cannot be removed while it
+holds the store's files: an open file description lock (``F_OFD_SETLK``, read: the descriptor is the
+folder's, opened ``O_RDONLY | O_DIRECTORY``) on one byte of it, the byte chosen by the snapshot's name, so
+that a folder holds several stores. A process that starts on the path asks whether a write lock on that
+byte would conflict (``F_OFD_GETLK``): if so, a server owns the store. Starters take turns under a
+``flock`` of the folder, held only while they look and lock, so two of them cannot both find the byte free.
+No file removed beside the data changes the lock; the kernel releases it when the process ends, however it
+ends (kill -9 included), so it is never stale. PostgreSQL re-checks its ``postmaster.pid`` once a minute and
+stops when it is gone; this lock cannot be gone while the server runs.
+
+``PATH.lock`` is kept beside the snapshot too: it holds the owner's pid (for the message of a second
+process; an OFD lock has no pid), and is ``flock``-ed as well, so that a server of a version before the
+folder lock, still running on the path, is seen.
+"""
+
+import contextlib
 import fcntl
 import os
+import struct
+import zlib
 
 LOCK_SUFFIX = ".lock"
+# Linux's struct flock (short type, short whence, off_t start, off_t len, pid_t pid), 64-bit off_t.
+_FLOCK = struct.Struct("hhqqi4x")
 
 
 class SnapshotError(Exception):
@@ -13,7 +35,7 @@ class SnapshotError(Exception):
 
 
 class SnapshotInUse(SnapshotError):
-    """Another process owns the snapshot path."""
+    """Another process owns the snapshot path's folder."""
 
 
 def temporary_path(path: str) -> str:
@@ -23,44 +45,71 @@ def temporary_path(path: str) -> str:
 
 
 class SnapshotLock:
-    """This process's ownership of a snapshot path, for as long as the process lives.
-
-    An exclusive ``flock`` on ``PATH.lock``, a file beside the snapshot that holds the owner's pid. The
-    kernel releases it when the process ends, however it ends (kill -9 included), so it is never stale;
-    the file itself is never removed, since a process could otherwise lock a file that another had
-    just unlinked while a third locks a new one of the same name.
-    """
+    """This process's ownership of a snapshot path and its folder, for as long as the process lives."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.lock_path = path + LOCK_SUFFIX
+        self.folder = os.path.dirname(os.path.abspath(path))
+        self._folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        byte = zlib.crc32(os.path.basename(path).encode())  # this store's byte of the folder
+        fcntl.flock(self._folder, fcntl.LOCK_EX)  # starters take turns; a running server holds no flock
+        try:
+            held = _FLOCK.unpack(fcntl.fcntl(self._folder, fcntl.F_OFD_GETLK,
+                                             _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, byte, 1, 0)))[0]
+            if held == fcntl.F_UNLCK:
+                fcntl.fcntl(self._folder, fcntl.F_OFD_SETLK, _FLOCK.pack(fcntl.F_RDLCK, os.SEEK_SET, byte, 1, 0))
+        finally:
+            fcntl.flock(self._folder, fcntl.LOCK_UN)
+        if held != fcntl.F_UNLCK:
+            os.close(self._folder)
+            raise self._in_use(_pid_in(self.lock_path), f"which holds the lock on its folder {self.folder}")
+        self._lock_file()
+        self._remove_stale_temporary()
+
+    def _lock_file(self) -> None:
         self.created = not os.path.exists(self.lock_path)  # so it is no sign that a store lived here
         # Not truncated on opening: the owner's pid is in it, for the message of a second process.
-        self._file = open(os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600), "r+")
+        self._file = open(os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600), "r+")
         try:
             fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        except BlockingIOError:  # a server of a version before the folder lock
             owner = self._file.read().strip()
-            self._file.close()
-            raise SnapshotInUse(
-                f"GROWTH_SNAPSHOT {path} is in use by another process"
-                f"{f' (pid {owner})' if owner.isdigit() else ''}, which holds the lock {self.lock_path}: two "
-                "processes on one snapshot would overwrite each other's. Stop that one first, or give this one "
-                "another GROWTH_SNAPSHOT") from None
+            self.close()
+            raise self._in_use(owner if owner.isdigit() else None, f"which holds the lock {self.lock_path}") from None
         self._file.truncate(0)
         self._file.write(f"{os.getpid()}\n")
         self._file.flush()
-        self._remove_stale_temporary()
 
     def abandon(self) -> None:
         """After a start that failed: remove the lock file if this process created it, so that the folder is left
-        as it was found (a lock file is a sign that a store lived there: :func:`~.identity.store_gone`)."""
+        as it was found (a lock file is a sign that a store lived there: :func:`~.identity.store_gone`). Safe
+        under the folder's lock, which is what excludes another owner."""
         if self.created:
             os.unlink(self.lock_path)
 
+    def close(self) -> None:
+        """Let go of the path (the process's end does it too)."""
+        self._file.close()
+        os.close(self._folder)
+
+    def _in_use(self, owner: str | None, holding: str) -> SnapshotInUse:
+        return SnapshotInUse(
+            f"GROWTH_SNAPSHOT {self.path} is in use by another process{f' (pid {owner})' if owner else ''}, {holding} "
+            f"({self.lock_path} names the owner): two processes on one store would overwrite each other's files. "
+            "Stop that one first, or give this one another GROWTH_SNAPSHOT")
+
     def _remove_stale_temporary(self) -> None:
         # Only the owner may: the temporary of a live owner is its snapshot being written.
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary_path(self.path))
-        except FileNotFoundError:
-            pass
+
+
+def _pid_in(lock_path: str) -> str | None:
+    """The pid that a lock file holds, if it holds one."""
+    try:
+        with open(lock_path) as lock:
+            owner = lock.read().strip()
+    except OSError:
+        return None
+    return owner if owner.isdigit() else None

@@ -35,7 +35,7 @@ def test_a_second_server_on_a_snapshot_path_refuses_to_start_and_leaves_the_firs
     second = start_fails(GROWTH_SNAPSHOT=str(snapshot))
     assert second.returncode == 2
     assert (f"cannot start: GROWTH_SNAPSHOT {snapshot} is in use by another process (pid {first.process.pid}), "
-            f"which holds the lock {snapshot}.lock") in second.stderr
+            f"which holds the lock on its folder {tmp_path} ({snapshot}.lock names the owner)") in second.stderr
     assert temporary.read_text() == "as if the first were writing a snapshot"
 
     assert put(first, 2, 2.5)[0] == 201

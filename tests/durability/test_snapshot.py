@@ -150,6 +150,21 @@ def test_a_second_owner_of_a_snapshot_path_is_refused_naming_the_path_and_the_ho
     assert f"{path}.lock" in str(refused.value)
 
 
+def test_the_owner_holds_its_folder_whatever_happens_to_the_lock_file(tmp_path):
+    path = str(tmp_path / "growth.snapshot")
+    first = SnapshotLock(path)  # noqa: F841 (held while it lives)
+    with pytest.raises(SnapshotInUse, match=f"in use by another process \\(pid {os.getpid()}\\), which holds the "
+                                            f"lock on its folder {tmp_path}"):
+        SnapshotLock(path)
+    os.unlink(f"{path}.lock")
+    with pytest.raises(SnapshotInUse, match="in use by another process, which holds the lock on its folder "):
+        SnapshotLock(path)
+    assert sorted(tmp_path.iterdir()) == []  # the refused one created nothing
+    other = SnapshotLock(str(tmp_path / "other.snapshot"))  # another store in the folder is its own
+    with pytest.raises(SnapshotInUse):
+        SnapshotLock(other.path)
+
+
 def test_only_the_owner_removes_the_temporary_a_killed_writer_left(tmp_path):
     path = str(tmp_path / "growth.snapshot")
     (tmp_path / ".growth.snapshot.tmp").write_text("half")
