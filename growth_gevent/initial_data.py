@@ -92,8 +92,7 @@ def recover_journaled(store: Store, journal_log: Recovering, config: Config, sna
     if identity.named_by != marker_path(path):
         write_marker(path, identity.store)
     for torn in recovered.torn:
-        log.warning("%s ends in a torn record at byte %d (a crash in the middle of a write): cut from the file, "
-                    "%s", torn.path, torn.offset, torn.dropped(config.fsync))
+        log.warning("%s ends in %s: cut from the file, %s", torn.path, torn.what(), torn.dropped(config.fsync))
     if recovered.segments:
         segments = "-".join(map(str, dict.fromkeys([recovered.segments[0], recovered.segments[-1]])))
         log.info("replayed %d journal records of %s%s%s in %.0f ms; %d bulk loads queued again", recovered.records,

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from ..core.descriptions import Description
 from ..core.logs import counted
 from ..core.records import Key, Number, Record
-from .identity import Identity, IdentityError, forget, marker_path, read_marker, store_gone
+from .identity import Identity, IdentityError, current_boot_id, forget, marker_path, read_marker, store_gone
 from .journal import ALWAYS
 from .journal_format import SEGMENT_INFIX, segment_numbers, segment_path
 from .replay import JournalDamaged, replay
@@ -100,7 +100,7 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
     if held:
         say(f"segments {held[0]}-{held[-1]}: held by the snapshot, not read (the next snapshot removes them)")
     try:
-        recovered = replay(path, first, _Discard(), identity)
+        recovered = replay(path, first, _Discard(), identity, current_boot_id())
     except (JournalDamaged, IdentityError, OSError) as error:
         say(f"{error}; --repair does not change damage: restore what is damaged or missing from a backup, or "
             "move the first segment named and every one after it away, to start from the history before it")
@@ -113,7 +113,8 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
         elif segment not in torn:
             say(f"{segment}: ok")
     for tail in recovered.torn:
-        say(f"{tail.path}: torn tail: {tail.dropped(policy)}")
+        say(f"{tail.path}: {'torn tail' if not tail.whole else 'tail that fails its checksum'}: "
+            f"{tail.dropped(policy)}")
         if not repair:
             say(f"--repair would truncate {tail.path} to {tail.offset} bytes, dropping {tail.size}")
             status = max(status, TORN)

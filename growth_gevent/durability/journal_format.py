@@ -157,6 +157,12 @@ def check_frame(data: bytes, offset: int, framing: struct.Struct) -> tuple[int, 
     return length, None
 
 
+def cut_short(problem: str) -> bool:
+    """Whether ``problem`` (:func:`check_frame`'s) is a record or header that runs past the end of the file: what
+    a write stopped part-way leaves, where every other problem has every byte of the record there."""
+    return problem.endswith("cut short")
+
+
 def valid_frame_after(data: bytes, offset: int) -> int | None:
     """Where the first valid record of either framing begins after byte ``offset``, or None."""
     position = data.find(_PAYLOAD_START, offset + 1 + FRAME_V1.size)

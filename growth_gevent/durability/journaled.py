@@ -111,7 +111,7 @@ class JournalLog(WriteLog):
         store = self.store
         for by, described in (descriptions or {}).items():
             store.restore_descriptions(by, described)
-        recovered = replay(self.journal.snapshot_path, first_segment, store, identity)
+        recovered = replay(self.journal.snapshot_path, first_segment, store, identity, self.boot)
         store.next_job = max(store.next_job, recovered.next_job)  # initial data queued before took one
         for job in recovered.queued:
             self._queue(job)

@@ -2,10 +2,14 @@
 
 A record that does not check out (its header's checksum, its length, its payload's checksum) is a torn
 tail when no valid record follows it in its file: what a crash in the middle of a write leaves, dropped
-with a warning, as Redis's ``aof-load-truncated``. With a valid record anywhere after it, it is damage:
-:class:`JournalDamaged`, naming the file and the byte, and nothing is changed. The search for a valid
-record after a bad one looks at every place one could begin (every payload begins ``["``), so that a
-damaged length, which would hide the records after it, is not taken for a record cut short.
+with a warning, as Redis's ``aof-load-truncated``. Only if it is cut short, though, or the machine
+restarted since its segment was written: a record whose every byte is there but whose checksum fails is not
+what a killed process leaves (its file keeps every byte that write(2) took, and a write stopped part-way
+leaves a file cut short), so with the same boot id as the segment's link it is damage too. With a valid
+record anywhere after it, it is damage: :class:`JournalDamaged`, naming the file and the byte, and nothing
+is changed. The search for a valid record after a bad one looks at every place one could begin (every
+payload begins ``["``), so that a damaged length, which would hide the records after it, is not taken for a
+record cut short.
 
 Only the newest segment can end torn: the writer fsyncs a segment before it begins the next, and start-up
 cuts a torn tail before it does. So the segments read must prove their own history before anything is
@@ -37,6 +41,7 @@ from .journal_format import (
     Link,
     Stamp,
     check_frame,
+    cut_short,
     parse_link,
     parse_record,
     segment_numbers,
@@ -60,9 +65,28 @@ class TornTail:
     size: int
     problem: str
     records: int  # cut short in it: 1, or 0 for zeros only
+    # Every byte of the bad record (or header) is there: a changed record, not one cut short; then the boot ids
+    # of the machine as the segment was written and now (None where not known).
+    whole: bool = False
+    boots: tuple[str | None, str | None] = (None, None)
+
+    def what(self) -> str:
+        """What the tail is and where, as the files show it."""
+        if not self.whole:
+            return f"a torn record at byte {self.offset} (a crash in the middle of a write)"
+        return (f"a record that fails its checksum{'' if self.records else ' (zeros only)'} at byte {self.offset}, "
+                "every byte of it there")
 
     def dropped(self, policy: str) -> str:
         """What dropping it loses, by the fsync ``policy`` in force."""
+        if self.whole:
+            written, now = self.boots
+            why = (f"the machine restarted since the segment was written (boot id {written}, now {now})"
+                   if written and now else "its segment does not say in which boot of the machine it was written "
+                   "(an older format, or a system without boot ids)")
+            return (f"{self.size} bytes from byte {self.offset} ({self.problem}, every byte of it there): {why}, "
+                    "so a crash of the machine may have left it, and so may the disk: it may have been "
+                    "acknowledged, and it is lost")
         if self.records == 0:
             lost = "zeros only: nothing was written there"
         elif policy == ALWAYS:
@@ -125,7 +149,8 @@ def read_segment(path: str) -> Segment:
         if after is not None:
             raise JournalDamaged(f"{path} is damaged: {problem} at byte {offset}, with a valid record at byte {after} "
                                  "after it")
-        torn = TornTail(path, offset, len(data) - offset, problem, 1 if data[offset:].strip(b"\0") else 0)
+        torn = TornTail(path, offset, len(data) - offset, problem, 1 if data[offset:].strip(b"\0") else 0,
+                        not cut_short(problem))
         break
     follows, stamp = _link(path, payloads.pop(0), version) if version >= LINKED and payloads else (None, (None, None))
     return Segment(path, version, payloads, offset, zlib.crc32(memoryview(data)[:offset]), follows, stamp, torn)
@@ -178,13 +203,14 @@ class Replayed(Protocol):
     def restore_descriptions(self, by: str, descriptions: dict[str, Description]) -> None: ...
 
 
-def replay(snapshot_path: str, first: int, store: Replayed, identity: Identity) -> Recovered:
+def replay(snapshot_path: str, first: int, store: Replayed, identity: Identity, boot: str | None) -> Recovered:
     """Apply the segments from number ``first`` on (the snapshot's; 0: no snapshot) to ``store``
     (``restore(key, value or None)``, ``apply_records(records)``); before anything is applied,
     :class:`~.identity.IdentityError` if one names another store than ``identity`` (which learns the store
     from the first that names one, if it knew none), :class:`JournalDamaged` if one cannot be read or they do
-    not prove their history (:func:`verify_chain`). The newest segment's torn tail is dropped, and listed in
-    what it returns, for the caller to say and cut.
+    not prove their history (:func:`verify_chain`), or if the newest one ends in a record changed rather than
+    cut short with the machine not restarted since (``boot``: its boot id now, None where not known). The
+    newest segment's torn tail is dropped, and listed in what it returns, for the caller to say and cut.
 
     Idempotent: every record sets or removes values, so replaying again over the result changes nothing.
     """
@@ -198,6 +224,8 @@ def replay(snapshot_path: str, first: int, store: Replayed, identity: Identity) 
                     "from now on name it", ", ".join(unnamed), "is" if len(unnamed) == 1 else "are",
                     "it is" if len(unnamed) == 1 else "they are")
     verify_chain(snapshot_path, first, numbers, read)
+    if read and read[-1].torn is not None and read[-1].torn.whole:
+        _verify_changed_tail(read[-1], boot)
     segments = []
     recovered = Recovered(numbers, [], 1, *_continued(first, numbers, read))
     for segment in read:
@@ -272,6 +300,19 @@ def verify_chain(snapshot_path: str, first: int, numbers: list[int], segments: l
                                  f"{previous} before it")
         if index:
             _verify_link(snapshot_path, first, segments[index - 1], segment)
+
+
+def _verify_changed_tail(segment: Segment, boot: str | None) -> None:
+    """JournalDamaged if ``segment`` (the newest) ends in a record whose every byte is there, and the machine
+    has not restarted since it was written; else its tail says which boots it was written in and read in."""
+    torn = segment.torn
+    assert torn is not None
+    written = segment.stamp[1]
+    if written is not None and written == boot:
+        raise JournalDamaged(f"{segment.path} is damaged: {torn.problem} at byte {torn.offset}, every byte of it "
+                             "there, and the machine has not restarted since the segment was written (boot id "
+                             f"{boot}): a crash of the process leaves a record cut short, never one changed")
+    torn.boots = (written, boot)
 
 
 def _verify_link(snapshot_path: str, first: int, before: Segment, segment: Segment) -> None:

@@ -19,6 +19,7 @@ from tests.helpers.durability import (
     frame_v2_segment,
     put,
     record_offsets,
+    refused_by_start_up_and_check,
 )
 
 
@@ -91,18 +92,7 @@ def delete(first, second):
 def test_damage_to_a_segment_that_has_a_successor_stops_start_up_and_check_naming_the_file(servers, tmp_path, damage):
     snapshot = tmp_path / "growth.snapshot"
     first, second = two_segments(servers, snapshot)
-    said = damage(first, second)
-    files = {path: path.read_bytes() for path in segments(snapshot)}
-
-    refused = start_fails(GROWTH_SNAPSHOT=str(snapshot))
-    assert refused.returncode == 2, refused.stderr
-    assert f"cannot start: {said}" in refused.stderr
-    for args in [(), ("--repair",)]:
-        checked = check(snapshot, *args)
-        assert checked.returncode == 2, checked.stdout + checked.stderr
-        assert said in checked.stdout
-        assert "Traceback" not in checked.stderr
-    assert {path: path.read_bytes() for path in segments(snapshot)} == files  # --repair never cuts damage
+    refused_by_start_up_and_check(snapshot, damage(first, second))  # --repair never cuts damage
 
 
 def test_a_gap_in_the_segment_numbers_stops_start_up_and_check(servers, tmp_path):

@@ -9,8 +9,7 @@ import shutil
 import zlib
 
 from growth_gevent.durability.journal_format import frame, put_record
-from growth_gevent.testing import start_fails
-from tests.helpers.durability import check, put
+from tests.helpers.durability import check, put, refused_by_start_up_and_check
 
 
 def store_with_a_snapshot_and_a_segment_after_it(servers, folder, value):
@@ -34,18 +33,6 @@ def store_with_a_snapshot_and_a_segment_after_it(servers, folder, value):
 
 def store_of(snapshot):
     return json.loads(snapshot.read_bytes().partition(b"\n")[0])["store"]
-
-
-def refused_by_start_up_and_check(snapshot, said):
-    files = {path: path.read_bytes() for path in snapshot.parent.iterdir() if path.suffix != ".lock"}  # its pid
-    refused = start_fails(GROWTH_SNAPSHOT=str(snapshot))
-    assert refused.returncode == 2, refused.stderr
-    assert f"cannot start: {said}" in refused.stderr
-    checked = check(snapshot)
-    assert checked.returncode == 2, checked.stdout + checked.stderr
-    assert said in checked.stdout
-    assert "Traceback" not in checked.stderr
-    assert {path: path.read_bytes() for path in files} == files
 
 
 def test_another_stores_snapshot_restored_over_this_ones_stops_start_up_and_check(servers, tmp_path):

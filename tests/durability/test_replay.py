@@ -9,7 +9,7 @@ import zlib
 import gevent
 import pytest
 
-from growth_gevent.durability.identity import Identity
+from growth_gevent.durability.identity import Identity, current_boot_id
 from growth_gevent.durability.journal_format import SEGMENT_MAGIC, frame, put_record, segment_numbers, segment_path
 from growth_gevent.durability.replay import JournalDamaged, QueuedJob, TornTail
 from tests.helpers.recovering import KEY, crashed, journaled, opened
@@ -74,14 +74,43 @@ def test_a_torn_last_record_is_dropped_and_what_comes_before_is_kept(path):
         "stopped (power loss, kernel crash) within a second of the write, but not if only the process was killed")
 
 
-@pytest.mark.parametrize("tail", [b"\0" * 20, b"\x10\0\0\0", frame(b'["put","A","B",2,2]')[:-1] + b"!"])
-def test_zeros_a_cut_header_or_a_last_record_that_does_not_match_are_a_torn_tail(path, tail):
+def one_write_and(path, tail):
     store = opened(path)
     store.put(KEY, 1)
     store.close()
     with open(segment_path(path, 1), "ab") as segment:
         segment.write(tail)
+
+
+CHANGED = [b"\0" * 20, frame(b'["put","A","B",2,2]')[:-1] + b"!"]  # every byte there, but not as written
+
+
+@pytest.mark.parametrize("tail", [b"\x10\0\0\0", frame(b'["put","A","B",2,2]')[:-1]])
+def test_a_last_record_or_header_cut_short_is_a_torn_tail(path, tail):
+    one_write_and(path, tail)
     assert opened(path).copy() == {"A": {"B": {1: 1}}}
+
+
+@pytest.mark.parametrize("tail", CHANGED, ids=["zeros", "a record changed"])
+def test_a_changed_last_record_is_damage_when_the_machine_did_not_restart_since(path, tail):
+    one_write_and(path, tail)
+    at = os.path.getsize(segment_path(path, 1)) - len(tail)
+    with pytest.raises(JournalDamaged, match=f"is damaged: a record (header )?whose checksum does not match at byte "
+                                             f"{at}, every byte of it there, and the machine has not restarted since"):
+        opened(path)
+
+
+@pytest.mark.parametrize("tail", CHANGED, ids=["zeros", "a record changed"])
+def test_a_changed_last_record_after_a_restart_is_dropped_saying_it_may_have_been_acknowledged(path, tail):
+    one_write_and(path, tail)
+    again = journaled(path, boot_id=lambda: "another boot")
+    [torn] = again.write_log.recover(0, Identity()).torn
+    assert again.copy() == {"A": {"B": {1: 1}}}
+    assert torn.whole and torn.boots == (current_boot_id(), "another boot")
+    assert torn.dropped("always").endswith(
+        f"every byte of it there): the machine restarted since the segment was written (boot id {current_boot_id()}, "
+        "now another boot), so a crash of the machine may have left it, and so may the disk: it may have been "
+        "acknowledged, and it is lost")
 
 
 def three_writes_with_a_bit_flipped_in_the_middle_one(path, flipped):

@@ -17,7 +17,7 @@ import gevent
 from growth_gevent.durability import journal as journal_module
 from growth_gevent.durability import journal_format
 from growth_gevent.durability.journal_format import frame
-from growth_gevent.testing import wait_for
+from growth_gevent.testing import start_fails, wait_for
 from tests.helpers.support import ROOT
 
 RECORD = "/api/v1/growth/A/B/{}"
@@ -134,3 +134,32 @@ class GatedFsync:
 
     def wait_until_waiting(self):
         wait_for(lambda: gevent.sleep(0.001) or self.waiting > 0)
+
+
+def written_in_another_boot(segment):
+    """Make ``segment`` say that it was written before the machine last started: its link's boot id changed
+    (same length, so every byte after it stays where it was), as a real restart would leave it."""
+    data = segment.read_bytes()
+    start = len(journal_format.SEGMENT_MAGIC)
+    length = struct.unpack_from("<I", data, start)[0]
+    end = start + journal_format.FRAME.size + length
+    link = json.loads(data[start + journal_format.FRAME.size:end])
+    link[5] = "00000000-0000-4000-8000-000000000000" if link[5] != "00000000-0000-4000-8000-000000000000" else (
+        "11111111-1111-4111-8111-111111111111")
+    segment.write_bytes(data[:start] + frame(json.dumps(link, separators=(",", ":")).encode()) + data[end:])
+    return link[5]
+
+
+def refused_by_start_up_and_check(snapshot, said):
+    """Start-up exits 2 saying ``said``, ``check`` and ``check --repair`` exit 2 saying it too, and no file of the
+    store changed (the lock file aside: it holds the pid of the last process that took it)."""
+    files = {path: path.read_bytes() for path in snapshot.parent.iterdir() if path.suffix != ".lock"}
+    refused = start_fails(GROWTH_SNAPSHOT=str(snapshot))
+    assert refused.returncode == 2, refused.stderr
+    assert f"cannot start: {said}" in refused.stderr
+    for args in [(), ("--repair",)]:
+        checked = check(snapshot, *args)
+        assert checked.returncode == 2, checked.stdout + checked.stderr
+        assert said in checked.stdout
+        assert "Traceback" not in checked.stderr and "never acknowledged" not in checked.stdout
+    assert {path: path.read_bytes() for path in files} == files

@@ -3,7 +3,7 @@
 import os
 
 from growth_gevent.config import DEFAULT_BULK_QUEUE_RECORDS, DEFAULT_MAX_RECORDS
-from growth_gevent.durability.identity import Identity
+from growth_gevent.durability.identity import Identity, current_boot_id
 from growth_gevent.durability.journal_format import segment_path
 from growth_gevent.durability.journaled import JournalLog
 from growth_gevent.durability.replay import read_segment
@@ -14,15 +14,15 @@ KEY = ("A", "B", 1)
 
 
 def journaled(path, fsync="always", chunk_size=2, queue_records=DEFAULT_BULK_QUEUE_RECORDS,
-              max_records=DEFAULT_MAX_RECORDS):
-    """A memory store journaled at ``path``, not yet recovered."""
+              max_records=DEFAULT_MAX_RECORDS, boot_id=current_boot_id):
+    """A memory store journaled at ``path``, not yet recovered; ``boot_id``: where it reads this boot's id."""
     return MemoryStore(chunk_size=chunk_size, queue_records=queue_records, max_records=max_records,
-                       write_log=JournalLog(path, fsync))
+                       write_log=JournalLog(path, fsync, boot_id))
 
 
-def opened(path, fsync="always", chunk_size=2):
+def opened(path, fsync="always", chunk_size=2, boot_id=current_boot_id):
     """A store recovered from what ``path`` and its segments hold, as the service starts."""
-    store = journaled(path, fsync, chunk_size)
+    store = journaled(path, fsync, chunk_size, boot_id=boot_id)
     first, descriptions, identity = 0, None, Identity()
     if os.path.exists(path):
         items, first, descriptions, store_id = load_snapshot(path)
