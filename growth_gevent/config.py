@@ -13,7 +13,6 @@ from typing import Any
 
 from .durability.journal import FSYNC_POLICIES
 
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://", "rediss+sentinel://")
 # What the Redis store imports; the Docker image's default target leaves them out.
 REDIS_CLIENT = ("redis", "hiredis")
 _TRUE = ("1", "on", "true", "yes")
@@ -123,18 +122,18 @@ def choice(*choices: str) -> Parser:
     return parse
 
 
-def memory_or_redis_url(raw: str, environ: Environ) -> str | None:
-    """``memory`` (None), a Redis URL, or ``redis`` for the URL in REDIS_URL (Heroku's)."""
+def memory_or_store_url(raw: str, environ: Environ) -> str | None:
+    """``memory`` (None), a store's URL, or ``redis`` for the URL in REDIS_URL (Heroku's). Which schemes
+    name a store is the composition root's to say (``service.STORES``): here, only that it is a URL."""
     if raw.lower() == "memory":
         return None
     if raw.lower() == "redis":
         url = environ.get("REDIS_URL", "").strip()
-        if not url.lower().startswith(_REDIS_SCHEMES):
-            raise ConfigError(f"REDIS_URL must be a URL starting with {', '.join(_REDIS_SCHEMES)} when "
-                              f"GROWTH_STORE=redis, got {url!r}")
+        if "://" not in url:
+            raise ConfigError(f"REDIS_URL must be a URL (redis://host:port/db) when GROWTH_STORE=redis, got {url!r}")
         return url
-    if not raw.lower().startswith(_REDIS_SCHEMES):
-        raise ValueError(f"must be memory, redis or a URL starting with {', '.join(_REDIS_SCHEMES)}, got {raw!r}")
+    if "://" not in raw:
+        raise ValueError(f"must be memory, redis or a URL (redis://host:port/db), got {raw!r}")
     return raw
 
 
@@ -296,7 +295,7 @@ class Config:
         "(`https://app.example.com,http://localhost:3000`), or `*` for any; unset: no CORS headers, so "
         "browsers keep to same-origin calls")
     store_url: str | None = setting(  # which store: None for the in-memory one, else Redis's URL
-        "GROWTH_STORE", memory_or_redis_url, None,
+        "GROWTH_STORE", memory_or_store_url, None,
         "`memory`, a Redis URL (`redis://host:port/db`, `rediss://`, `unix://`; behind Sentinel "
         "`redis+sentinel://host:port,host:port/SERVICE/db`, `rediss+sentinel://`), or `redis` for the URL in "
         "`REDIS_URL` (see [Scale-out](deploy.md#scale-out-redis-and-several-workers))", reads=REDIS_URL)

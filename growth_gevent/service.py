@@ -93,7 +93,12 @@ def store_name(config: Config) -> str:
 
 def open_store(config: Config, write_log: WriteLog | None = None) -> Store:
     """The store ``config`` describes, opened (a bad URL is a ValueError), its writes given to ``write_log``."""
-    return STORES[store_name(config)](config, write_log)
+    opener = STORES.get(store_name(config))
+    if opener is None:
+        *schemes, last = [name for name in STORES if name != "memory"]
+        raise ValueError(f"GROWTH_STORE must be memory, redis or a URL of scheme {', '.join(schemes)} or {last}, "
+                         f"got {config.store_url!r}")
+    return opener(config, write_log)
 
 
 @dataclass

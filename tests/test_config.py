@@ -104,7 +104,7 @@ def test_growth_store_redis_reads_herokus_redis_url():
 @pytest.mark.parametrize("environ, name", [
     ({"GROWTH_STORE": "redis"}, "REDIS_URL"),
     ({"GROWTH_STORE": "redis", "REDIS_URL": "h:6379"}, "REDIS_URL"),
-    ({"GROWTH_STORE": "postgres://h/db"}, "GROWTH_STORE"),
+    ({"GROWTH_STORE": "h:6379"}, "GROWTH_STORE"),
     ({"WEB_CONCURRENCY": "0"}, "WEB_CONCURRENCY"),
     ({"WEB_CONCURRENCY": "two"}, "WEB_CONCURRENCY"),
     ({"GROWTH_STORE": "redis://h", "GROWTH_REDIS_POOL_SIZE": "0"}, "GROWTH_REDIS_POOL_SIZE"),

@@ -1,6 +1,7 @@
 """The composition root: stores chosen by name from one registry, and no other module telling stores apart."""
 
 import ast
+import re
 
 import pytest
 
@@ -57,6 +58,20 @@ def test_the_check_sees_sniffing():
 def test_every_redis_url_the_settings_take_names_a_registered_store(url, opener):
     config = Config.from_env({"GROWTH_STORE": url})
     assert service.STORES[service.store_name(config)] is opener
+
+
+def test_a_url_of_no_registered_scheme_is_refused_at_start_naming_the_schemes_there_are():
+    # The settings take any URL: which schemes name a store is STORES's to say, and no one else's.
+    config = Config.from_env({"GROWTH_STORE": "postgres://h/db"})
+    with pytest.raises(service.StartError, match=r"^GROWTH_STORE must be memory, redis or a URL of scheme redis, "
+                       r"rediss, unix, redis\+sentinel or rediss\+sentinel, got 'postgres://h/db'$"):
+        service.build(config)
+
+
+def test_no_module_but_the_composition_root_lists_the_store_url_schemes():
+    listed = [path.name for path in (ROOT / "growth_gevent").rglob("*.py")
+              if path.name != "service.py" and re.search(r"[\"']rediss://", path.read_text())]
+    assert listed == []
 
 
 def test_the_default_is_the_memory_store_and_a_snapshot_journals_it(tmp_path):

@@ -124,18 +124,18 @@ class RedisStore(Store):
         worker; ``min_replicas``: replicas that must confirm each write (WAIT), within ``replica_timeout``
         seconds, before it is acknowledged."""
         self._primary = None
-        if sentinel:
-            located = SentinelURL.parse(url)
+        located = SentinelURL.parse(url) if sentinel else None
+        options = located.options if located is not None else redis.connection.parse_url(url)
+        # the parsed URL says whether it asks for TLS (rediss, rediss+sentinel): no scheme is read here
+        secure = options.get("connection_class") is redis.connection.SSLConnection
+        if located is not None:
             self._primary = SentinelPrimary(located, timeout, verify_tls)
-            options, connect = located.options, self._primary.connect
-            secure = options.get("connection_class") is redis.connection.SSLConnection
+            connect = self._primary.connect
             node_options = {key: value for key, value in options.items() if key != "connection_class"}
             pool_options = {"connection_class": PrimarySSLConnection if secure else PrimaryConnection,
                             "primary": self._primary, **node_options}
         else:
-            options = redis.connection.parse_url(url)
             connect = functools.partial(open_connection, options, timeout, verify_tls)
-            secure = url.lower().startswith("rediss://")
             pool_options = {"url": url}
         # Heroku's Redis serves TLS with a self-signed certificate: verify_tls=False accepts it.
         tls = {"ssl_cert_reqs": "none"} if secure and not verify_tls else {}
