@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .durability.journal import FSYNC_POLICIES
+from .http.clients import TrustedRouters
 
 # What the Redis store imports; the Docker image's default target leaves them out.
 REDIS_CLIENT = ("redis", "hiredis")
@@ -25,7 +26,8 @@ DEFAULT_HOST = "0.0.0.0"
 DEFAULT_PORT = 8080
 DEFAULT_MAX_BODY_BYTES = 8 * MiB
 DEFAULT_BODY_BUFFER_BYTES = 64 * MiB
-# A quarter: 15 MiB of the bulk bodies' 60 MiB, room for the largest body; four addresses to fill it.
+# A quarter: 15 MiB of the bulk bodies' 60 MiB, room for the largest body; of what others leave free, so
+# that five clients leave 24 % of each part to the rest.
 DEFAULT_BODY_BUFFER_CLIENT_PERCENT = 25
 DEFAULT_MAX_HEADER_BYTES = 32 * 1024
 DEFAULT_HEADER_TIMEOUT = 10.0
@@ -167,6 +169,10 @@ def _tokens(candidates: list[str]) -> tuple[str, ...]:
     return tokens
 
 
+def trusted_routers(raw: str, environ: Environ) -> TrustedRouters:
+    return TrustedRouters.parse(raw)
+
+
 def origins(raw: str, environ: Environ) -> tuple[str, ...]:
     """``*`` (any origin: ``("*",)``), or origins separated by commas, lower-cased as browsers send them."""
     if raw == "*":
@@ -221,10 +227,18 @@ class Config:
         "never take")
     body_buffer_client_percent: int = setting(
         "GROWTH_BODY_BUFFER_CLIENT_PERCENT", integer(1, 100), DEFAULT_BODY_BUFFER_CLIENT_PERCENT,
-        "percent of `GROWTH_BODY_BUFFER_BYTES` (of the bulk bodies' part and of the PUT bodies' part alike) "
-        "that the bodies of one client address may hold at once, as nginx's `limit_conn` bounds one address; "
-        "past it `503` with `Retry-After`, and a bulk body larger than it is `413`. Behind a proxy or a router "
-        "that connects from its own address (Heroku's), every client counts as that address: set `100`")
+        "percent of what the other clients leave free of `GROWTH_BODY_BUFFER_BYTES` (of the bulk bodies' part "
+        "and of the PUT bodies' part alike) that the bodies of one client (an address, an IPv6 /64) may hold at "
+        "once, so that n clients leave at least (1 - percent)^n of each part to the others; past it `503` with "
+        "`Retry-After`, and a bulk body larger than the percent of the whole part is `413`. Behind a router, "
+        "the client is the one `FORWARDED_ALLOW_IPS` names")
+    forwarded_allow_ips: TrustedRouters | None = setting(
+        "FORWARDED_ALLOW_IPS", trusted_routers, None,
+        "the routers whose `X-Forwarded-For` names the client (gunicorn's and uvicorn's variable): addresses and "
+        "networks separated by commas, or `*` for whoever connects (where only the router can, as on Heroku). "
+        "From them the client is the right-most address in the header that is not theirs, for the body "
+        "budgets' shares, the access log and `REMOTE_ADDR`. Unset: the header is ignored, the client is the "
+        "socket's address")
     max_header_bytes: int = setting("GROWTH_MAX_HEADER_BYTES", integer(1024), DEFAULT_MAX_HEADER_BYTES,
                                     "largest request header block (`431` past it)")
     header_timeout: float = setting("GROWTH_HEADER_TIMEOUT", seconds(positive=True), DEFAULT_HEADER_TIMEOUT,

@@ -7,7 +7,17 @@ from urllib.parse import quote, urlencode
 
 import falcon
 
-from ..core.records import InvalidRecord, Key, Number, as_record, check_name, check_year, make_key, parse_value_update
+from ..core.records import (
+    InvalidRecord,
+    Key,
+    Number,
+    as_record,
+    check_name,
+    check_year,
+    make_key,
+    max_update_body_bytes,
+    parse_value_update,
+)
 from ..http.responses import RETRY_AFTER_SECONDS
 from ..ops import metrics as ops_metrics
 from ..stores.base import JOBS_KEPT, Store, StoreUnavailable
@@ -253,7 +263,8 @@ class Record:
             raise InvalidRecord(problem)
         key = make_key(country, indicator, year)
         with self._bodies.reserve(req.remote_addr) as charge:
-            value = parse_value_update(read_json(req, self._max_body_bytes, charge), key)
+            value = parse_value_update(read_json(req, min(self._max_body_bytes, max_update_body_bytes(key)), charge),
+                                       key)
         created = self._store.put(key, value, write_check(req, lambda current: _record_etag(key, current)))
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
         resp.data = record_json(key, value)

@@ -15,9 +15,6 @@ from .export import Export
 from .facets import Facets
 from .resources import JOB_STATUS_PATH, RECORDS_PATH
 
-# A PUT body is {"value": number}: no reason to hold or parse more.
-MAX_UPDATE_BODY_BYTES = 64 * 1024
-
 
 class Parts(NamedTuple):
     """What create_app makes once and the resources share."""
@@ -76,6 +73,5 @@ ROUTES = (
     Route(RECORDS_PATH + "/{country}/{indicator}", resources.Series, lambda parts: resources.Series(parts.store)),
     Route(RECORDS_PATH + "/{country}/{indicator}/{year:year}", resources.Record,
           lambda parts: resources.Record(parts.store, parts.record_bodies,
-                                         min(parts.max_body_bytes, parts.record_bodies.client_limit,
-                                             MAX_UPDATE_BODY_BYTES))),
+                                         min(parts.max_body_bytes, parts.record_bodies.client_limit))),
 )

@@ -25,6 +25,9 @@ YEAR_URL_BYTES = 100
 # client, exact as a double (Redis's Lua); and far within YEAR_URL_BYTES.
 MAX_YEAR = 999_999_999
 MAX_NAME_URL_BYTES = (MAX_REQUEST_LINE - len("DELETE /api/v1/growth/// HTTP/1.1\r\n") - YEAR_URL_BYTES) // 2
+# What a PUT body holds besides its record's names: the field names, the value's digits, the year, spaces and
+# line breaks, a field a client adds. A PUT body is at most its names as JSON can write them and this.
+UPDATE_BODY_ROOM = 1024
 # Upper-casing makes at most 3 characters of one ('ΐ' -> 'Ϊ́'), and UTF-8 percent-encoded takes at most 12 bytes a
 # character: a name this short fits without encoding it.
 _SURELY_SHORT = MAX_NAME_URL_BYTES // 36
@@ -169,6 +172,14 @@ def parse_value_update(payload: object, key: Key) -> Number:
     if type(year) is not int or year != key[2]:
         raise InvalidRecord(f"Year must be the URL's, {key[2]}, or left out")
     return value
+
+
+def max_update_body_bytes(key: Key) -> int:
+    """The largest PUT body of the record ``key`` that is read (413 past it): what the record can be as JSON,
+    its names written as any encoder writes them (at most 3 bytes for each of their UTF-8 bytes: a \\uXXXX
+    for 2 or 3, a surrogate pair's 12 for 4) and UPDATE_BODY_ROOM for the rest: about a kilobyte, where a
+    bound of the record's kind let each held PUT body hold 64 KiB of the body budget."""
+    return 3 * (len(key[0].encode()) + len(key[1].encode())) + UPDATE_BODY_ROOM
 
 
 def as_record(key: Key, value: Number) -> dict[str, str | int | float]:

@@ -144,11 +144,39 @@ def test_bulk_bodies_that_fill_their_budget_leave_put_bodies_theirs(app):
 
 
 def test_put_bodies_of_one_address_hold_its_share_of_their_budget(app):
-    uploads = SlowUploads(app, ATTACKER, 100, "/api/v1/growth/A/B/1", "PUT", sent=5 * KiB)
+    uploads = SlowUploads(app, ATTACKER, 100, "/api/v1/growth/A/B/1", "PUT", sent=1000)  # a PUT body's most: 1,026
     assert uploads.refusal[::2] == (503, CLIENT_BODIES)
-    assert len(uploads.inputs) == 64 * KiB // 4 // (5 * KiB)
+    assert len(uploads.inputs) == 64 * KiB // 4 // 1000
     assert put(app)[0] == 201
     uploads.end()
+
+
+@pytest.mark.parametrize("path, method, part", [("/api/v1/growth", "POST", 960 * KiB),
+                                                ("/api/v1/growth/A/B/1", "PUT", 64 * KiB)])
+def test_five_addresses_that_hold_all_they_may_leave_a_quarter_of_each_budget_to_the_others(app, path, method,
+                                                                                            part):
+    # Each takes a quarter of what the others left it (a fixed quarter let four take everything):
+    # 1 - (3/4)**5 of the part, 76 %, in bodies of a 64th of it.
+    sent = part // 64 if method == "POST" else 1000
+    holders = [SlowUploads(app, f"192.0.2.{10 + index}", 100, path, method, sent) for index in range(5)]
+    assert all(each.refusal[::2] == (503, CLIENT_BODIES) for each in holders)
+    held = sum(len(each.inputs) for each in holders) * sent
+    assert 0.70 * part < held <= (1 - 0.75 ** 5) * part
+    assert put(app)[0] == 201
+    assert call(app, SMALL_BULK)[0] == 202
+    for each in holders:
+        each.end()
+
+
+def test_the_addresses_of_one_ipv6_64_are_one_client():
+    store = memory_store()
+    app = create_app(store, Config(body_buffer_bytes=1 * MiB))
+    holder = SlowUploads(app, "2001:db8:0:1::1", 100, sent=30 * KiB)  # 8 hold all of its 240 KiB
+    assert holder.refusal[::2] == (503, CLIENT_BODIES)
+    assert call(app, SMALL_BULK, client="2001:db8:0:1:ffff::2")[::2] == (503, CLIENT_BODIES)  # the same /64
+    assert call(app, SMALL_BULK, client="2001:db8:0:2::1")[0] == 202  # the next /64: another client
+    holder.end()
+    store.close()
 
 
 def test_a_body_larger_than_one_address_may_hold_is_413():

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from growth_gevent.api.routes import MAX_UPDATE_BODY_BYTES
 from growth_gevent.api.strict_json import parse_json
 from growth_gevent.core.records import MAX_YEAR
 from tests.helpers.api import JSON_RECORD, LONG_DIGITS, RECORD_URL, TOO_LONG, UNDERFLOW, YEAR_RANGE, records
@@ -133,8 +132,13 @@ class TestStrictJson:
         assert store.wait_idle(10)
         assert client.get("/api/v1/growth/A/B/7").json["Value"] == -0.0005
 
-    def test_a_put_body_is_strict_too_and_small(self, client):
+    def test_a_put_body_is_strict_too_and_at_most_what_its_record_can_be(self, client):
         response = client.put(RECORD_URL, b'{"value": 01}', content_type="application/json", status=400)
         assert response.json["msg"].startswith("request body is not valid JSON: ")
-        client.put(RECORD_URL, b'{"value": 1}' + b" " * MAX_UPDATE_BODY_BYTES, content_type="application/json",
-                   status=413)
+        # BRZ and NGDP_R, each byte written as \\u00XX, and a kilobyte for the rest: 1,051 bytes.
+        escaped = "".join(f"\\u{ord(char):04x}" for char in "BRZ")
+        record = f'{{"Country": "{escaped}", "Indicator": "NGDP_R", "Value": 1, "Year": 2002}}'.encode()
+        padded = record + b" " * (1051 - len(record))
+        client.put(RECORD_URL, padded, content_type="application/json", status=201)
+        response = client.put(RECORD_URL, padded + b" ", content_type="application/json", status=413)
+        assert response.json == {"msg": "request body is larger than 1051 bytes"}

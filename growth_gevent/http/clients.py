@@ -1,0 +1,83 @@
+"""Who the client of a request is: the socket's address, or, from a router trusted by ``FORWARDED_ALLOW_IPS``,
+the right-most ``X-Forwarded-For`` address that is not a trusted one (each router appends the address it
+was connected from; what the client wrote itself is to the left and never believed). And the key that
+per-client rules count a client under: an IPv6 client by its /64, which one host holds (RFC 4291's
+interface identifier), rather than each of its 2**64 addresses.
+"""
+
+import ipaddress
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# The bits of an IPv6 address that name the network a host is given (a /64).
+_IPV6_HOST_BITS = 64
+
+
+class TrustedRouters:
+    """``FORWARDED_ALLOW_IPS``: the addresses (networks) of the routers whose ``X-Forwarded-For`` is
+    believed; ``*``: whoever connects (only a router can, as on Heroku)."""
+
+    def __init__(self, networks: tuple[Network, ...], any_peer: bool) -> None:
+        self.networks = networks
+        self.any_peer = any_peer
+
+    @classmethod
+    def parse(cls, raw: str) -> "TrustedRouters":
+        """``*``, or addresses and networks separated by commas (``10.0.0.0/8,::1``); a ValueError
+        naming the part that is neither."""
+        parts = [part.strip() for part in raw.split(",") if part.strip()]
+        if parts == ["*"]:
+            return cls((), True)
+        if not parts:
+            raise ValueError("must be * or addresses and networks separated by commas, got nothing")
+        networks = []
+        for part in parts:
+            try:
+                networks.append(ipaddress.ip_network(part, strict=False))
+            except ValueError:
+                raise ValueError(f"must be * or addresses and networks separated by commas (such as "
+                                 f"10.0.0.0/8,127.0.0.1), got {part!r}") from None
+        return cls(tuple(networks), False)
+
+    def __repr__(self) -> str:
+        return "*" if self.any_peer else ",".join(map(str, self.networks))
+
+    def trusts(self, address: str) -> bool:
+        """Whether the router at ``address`` (a socket's peer) is believed."""
+        return self.any_peer or self._listed(_address(address))
+
+    def client(self, peer: str, forwarded_for: str) -> str:
+        """The client's address behind ``peer`` (trusted): the right-most address of ``forwarded_for`` that
+        is not a listed router's; ``peer`` itself when the header holds no address there (garbage, or
+        empty), since a key a client could choose would give it as many shares as it likes."""
+        for part in reversed(forwarded_for.split(",")):
+            address = _address(part.strip())
+            if address is None:
+                return peer
+            if not self._listed(address):
+                return str(address)
+        return peer
+
+    def _listed(self, address: Address | None) -> bool:
+        return address is not None and any(address in network for network in self.networks)
+
+
+def _address(text: str) -> Address | None:
+    try:
+        address = ipaddress.ip_address(text[1:-1] if text.startswith("[") and text.endswith("]") else text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def client_key(address: str) -> str:
+    """What per-client rules count ``address`` under: an IPv4 address itself, an IPv6 one its /64."""
+    if ":" not in address:
+        return address
+    parsed = _address(address)
+    if not isinstance(parsed, ipaddress.IPv6Address):
+        return address if parsed is None else str(parsed)
+    return str(ipaddress.IPv6Network((int(parsed) >> _IPV6_HOST_BITS << _IPV6_HOST_BITS, _IPV6_HOST_BITS)))
