@@ -1,6 +1,8 @@
 """Slow request bodies against a live server process: the body budget holds the bytes that arrived, not
 those declared, so trickling uploads starve no writer; and a body slower than the minimum rate past its
-grace is a 408 and a closed connection (issue 25, item 4)."""
+grace is a 408 and a closed connection (issue 25, item 4); a burst then silence is dropped once the time it
+earned ahead, capped at twice the grace, is spent, whether its bytes came with the head or after it (issue 42,
+item 5)."""
 
 import json
 import re
@@ -20,7 +22,7 @@ WATCH_SECONDS = 3.0  # within the default grace (10 s): every upload is still be
 RSS_GROWTH_MIB = 16
 BULK_1KB = json.dumps([{"Country": f"C{index}", "Indicator": "NGDP_R", "Value": 1.5, "Year": 2000 + index}
                        for index in range(14)]).encode()
-# The rate test's settings: a grace of 1 s, then 1,000 bytes a second.
+# The rate test's settings: a grace of 1 s, then 1,000 bytes a second; at most 2 s earned ahead.
 RATE_ENV = {"GROWTH_BODY_GRACE": "1", "GROWTH_BODY_MIN_RATE": "1000"}
 TIMED_OUT = {"msg": "request body not received in time"}
 
@@ -88,3 +90,24 @@ def test_a_body_above_the_minimum_rate_is_read_past_the_grace(server):
     status, _, answer = read_response(sock)
     assert (status, json.loads(answer)) == (202, {"msg": "In progress"})
     assert time.monotonic() - started > 1.5  # past the grace
+
+
+@pytest.mark.parametrize("server", [RATE_ENV], indirect=True)
+@pytest.mark.parametrize("with_head", [True, False], ids=["in-the-heads-packet", "after-the-head"])
+def test_a_burst_then_silence_holds_twice_the_grace_at_most(server, with_head):
+    # 10,000 bytes earn 10 s at 1,000 bytes a second; ahead of the last byte, a body has twice its grace at
+    # most, 2 s. Before, those read with the head earned nothing (a 408 at the grace, 1 s), those after it
+    # all 10 s (held for 11 s).
+    sock = server.socket()
+    head, burst = post_head(HOST, JSON, b"Content-Length: 100000"), b"[" + b" " * 9_999
+    started = time.monotonic()
+    if with_head:
+        sock.sendall(head + burst)  # one send on the loopback: one packet, read with the head
+    else:
+        sock.sendall(head)
+        time.sleep(0.3)  # the client's pace, within the grace, not a wait for state
+        sock.sendall(burst)
+    status, _, body = read_response(sock)
+    answered = time.monotonic() - started
+    assert (status, json.loads(body)) == (408, TIMED_OUT)
+    assert 1.8 <= answered < 4
