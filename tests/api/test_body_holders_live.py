@@ -76,8 +76,8 @@ def assert_another_client_writes(server, headers=None):
 
 
 @pytest.mark.parametrize("server", [ENV], indirect=True)
-@pytest.mark.parametrize("target, sent, part", [(PUT_PATH, PUT_SENT, 64 * KiB), (b"/api/v1/growth", BULK_SENT, 960 * KiB)],
-                         ids=["put", "bulk"])
+@pytest.mark.parametrize("target, sent, part", [(PUT_PATH, PUT_SENT, 64 * KiB),
+                                                (b"/api/v1/growth", BULK_SENT, 960 * KiB)], ids=["put", "bulk"])
 def test_five_addresses_that_hold_their_shares_leave_another_clients_writes_answered(server, target, sent, part):
     with Holders(server.port, [(address,) for address in ADDRESSES], target, sent) as holders:
         assert_another_client_writes(server)
