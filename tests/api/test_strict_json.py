@@ -139,7 +139,7 @@ class TestStrictJson:
     def test_a_put_body_is_strict_too_and_at_most_what_its_record_can_be(self, client):
         response = client.put(RECORD_URL, b'{"value": 01}', content_type="application/json", status=400)
         assert response.json["msg"].startswith("request body is not valid JSON: ")
-        # BRZ and NGDP_R, each byte written as \\u00XX, and a kilobyte for the rest: 1,051 bytes.
+        # BRZ, each byte written as \u00XX, NGDP_R, and a kilobyte for the rest: 1,051 bytes.
         escaped = "".join(f"\\u{ord(char):04x}" for char in "BRZ")
         record = f'{{"Country": "{escaped}", "Indicator": "NGDP_R", "Value": 1, "Year": 2002}}'.encode()
         padded = record + b" " * (1051 - len(record))
