@@ -53,7 +53,7 @@ class Exchange:
 
     __slots__ = ("connection", "server", "started", "request_id", "method", "target", "http_1_0", "close_after",
                  "code", "response_head", "headers_sent", "content_length_given", "chunked", "result",
-                 "bytes_sent", "body")
+                 "bytes_sent", "body", "remote_addr")
 
     def __init__(self, connection: "Connection") -> None:
         self.connection = connection
@@ -73,6 +73,7 @@ class Exchange:
         self.result: Iterable[bytes] | None = None
         self.bytes_sent = 0
         self.body: SizedBody | ChunkedBody  # the request's body, from its head on
+        self.remote_addr = connection.client_address[0]  # the client's address, a router's forwarded one
 
     def _environ(self, head: Head) -> dict[str, Any]:
         """The WSGI environ of a parsed head: its fields as CGI names, its body as ``wsgi.input``."""
@@ -80,7 +81,7 @@ class Exchange:
         self.method, self.target, version = line.method, line.target, line.version
         connection = self.connection
         environ: dict[str, Any] = self.server.environ.copy()  # the keys every request shares, made once
-        environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = connection.client_address[0], connection.remote_port
+        environ["REMOTE_PORT"] = connection.remote_port
         path, _, query = line.target.partition("?")
         environ["REQUEST_METHOD"] = line.method
         environ["PATH_INFO"] = unquote(path, encoding="latin-1") if "%" in path else path
@@ -103,6 +104,13 @@ class Exchange:
                 environ[key] = value
             else:
                 environ[key] = f"{previous}; {value}" if key == "HTTP_COOKIE" else f"{previous},{value}"
+        remote = connection.client_address[0]
+        router = connection.router
+        if router is not None:  # a trusted router: the client its X-Forwarded-For names (clients.py)
+            forwarded = environ.get("HTTP_X_FORWARDED_FOR")
+            if forwarded:
+                remote = router.client(remote, forwarded)
+        environ["REMOTE_ADDR"] = self.remote_addr = remote
         self.http_1_0 = version == "HTTP/1.0"
         self.close_after = connection_field != "keep-alive" if self.http_1_0 else connection_field == "close"
         self._serve_as(offered[0] if len(offered) == 1 and _REQUEST_ID.fullmatch(offered[0]) else new_request_id())
@@ -234,7 +242,8 @@ class Exchange:
     def refuse(self, error: Refusal) -> bool:
         """Answer a request whose head could not be read with its refusal; False when the client is gone."""
         self._serve_as(new_request_id())
-        http_log.info("bad request from %s: %s", self.connection.client_address[0], error)
+        self.remote_addr = self.connection.client_address[0]  # no head: no forwarded address to believe
+        http_log.info("bad request from %s: %s", self.remote_addr, error)
         self.method = self.target = None
         self.code = error.status
         self.bytes_sent = 0
@@ -249,7 +258,7 @@ class Exchange:
         access_log.info("", extra={"fields": {
             "method": self.method or "-", "path": self.target or "-", "status": str(self.code or "000"),
             "duration_ms": f"{(time.time() - self.started) * 1000:.3f}", "bytes": self.bytes_sent,
-            "remote": self.connection.client_address[0]}})
+            "remote": self.remote_addr}})
 
 
 def new_request_id() -> str:

@@ -8,8 +8,11 @@ The connection holds what lasts as long as its socket; each request on it is an 
 - the request head read by ``head.parse_head``, the very function the corpus in ``tests/http/requests/``
   drives; a refusal is answered with its status and the connection closed the lingering way;
 - deadlines on every read, all kept by ``_DeadlineReader``: the first byte of a request (keep-alive idle
-  time), its head (from its first byte), its body (a grace, then a minimum rate, within a timeout for the
-  whole of it); writes have the exchange's send timeout, a lingering close its own;
+  time), its head (from its first byte), its body (a grace, then a minimum rate from its first byte with
+  at most CREDIT_GRACES earned ahead, within a timeout for the whole of it); writes have the exchange's
+  send timeout, a lingering close its own;
+- the client: the socket's address, or behind a router that FORWARDED_ALLOW_IPS trusts, checked once a
+  connection, the one its X-Forwarded-For names (clients.py, read by the exchange);
 - keep-alive, and a yield to the other connections after each answer;
 - a response sent before its request body was read whole closes the connection the way nginx does
   (lingering close): answer, shut down the write side, discard what the client still sends for a
@@ -31,8 +34,9 @@ from typing import TYPE_CHECKING
 import gevent
 from gevent import monkey
 
+from .clients import TrustedRouters
 from .exchange import SEND_TIMEOUT_SECONDS, Exchange, new_request_id
-from .head import Refusal, parse_head
+from .head import Framing, Refusal, parse_head
 from .responses import too_many_connections
 
 if TYPE_CHECKING:
@@ -55,24 +59,32 @@ SEND_BUFFER_BYTES = 256 * 1024
 # At shutdown, a request whose bytes have stopped arriving for this long is dropped (nothing of it was
 # acknowledged); one whose bytes keep arriving gets GROWTH_SHUTDOWN_TIMEOUT to finish.
 DRAIN_STALL_SECONDS = 1.0
+# The most a body's bytes earn ahead of its last one, in graces (Apache's body=20-40: twice the first
+# timeout): a burst buys a short silence, never the whole body timeout (docs/bounds.md#held-bodies).
+CREDIT_GRACES = 2
 # The OS's poll(), without the 1024-descriptor limit of select() (gevent's select() calls the real one).
 _poll = monkey.get_original("select", "poll")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BodyPace:
-    """How long a body's bytes may take (mod_reqtimeout's ``body=10-60,MinRate=500``): ``grace`` seconds
-    from the end of its head, then ``seconds_per_byte`` more for each byte received, never past ``timeout``
-    for the whole body (GROWTH_BODY_GRACE, 1 / GROWTH_BODY_MIN_RATE, GROWTH_BODY_TIMEOUT)."""
+    """How long a body's bytes may take (after mod_reqtimeout's ``body=20-40,MinRate=500``): ``grace`` seconds
+    from the end of its head, then ``seconds_per_byte`` more for each byte received from its first (those
+    that came with the head too), never more than ``credit`` ahead of the last one nor past ``timeout`` for
+    the whole body (GROWTH_BODY_GRACE, 1 / GROWTH_BODY_MIN_RATE, CREDIT_GRACES graces, GROWTH_BODY_TIMEOUT)."""
 
     grace: float
     seconds_per_byte: float
     timeout: float
+    credit: float
 
     @classmethod
     def of(cls, grace: float, min_rate: int, timeout: float) -> "BodyPace":
         # Without a minimum rate a body's grace is its whole timeout, and its bytes earn no more.
-        return cls(min(grace, timeout), 1 / min_rate, timeout) if min_rate else cls(timeout, 0.0, timeout)
+        if not min_rate:
+            return cls(timeout, 0.0, timeout, timeout)
+        grace = min(grace, timeout)
+        return cls(grace, 1 / min_rate, timeout, CREDIT_GRACES * grace)
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -81,7 +93,8 @@ class _DeadlineReader(io.RawIOBase):
 
     A deadline, not a timeout per read: a client that sends a byte a second never hits a timeout per
     read. A body's deadline (``start_body``) is first its grace away, then each byte received moves it on,
-    up to the body's own deadline, at the server's ``BodyPace``. While the server is draining, an idle
+    those read with the head first, never more than the pace's credit ahead and up to the body's own
+    deadline, at the server's ``BodyPace``. While the server is draining, an idle
     connection reads only what has already arrived.
     """
 
@@ -104,11 +117,24 @@ class _DeadlineReader(io.RawIOBase):
         self.deadline = time.monotonic() + seconds
         self.body_deadline = None
 
-    def start_body(self) -> None:
-        """The head is read: its body's bytes get the grace, and earn more as they arrive."""
+    def start_body(self, rfile: "io.BufferedReader[_DeadlineReader]", framing: Framing) -> None:
+        """The head is read: its body's bytes get the grace, and earn more as they arrive, those that came
+        in the head's packets (already in ``rfile``) first: the rate counts from the body's first byte."""
         now = time.monotonic()
-        self.body_deadline = now + self._pace.timeout
-        self.deadline = now + self._pace.grace
+        pace = self._pace
+        self.body_deadline = now + pace.timeout
+        early = 0
+        if pace.seconds_per_byte and (framing.chunked or framing.content_length):
+            self.deadline = 0.0  # so that a read finds only what has arrived, and waits for nothing
+            try:
+                early = len(rfile.peek())
+            except TimeoutError:  # nothing came with the head
+                pass
+            if framing.content_length is not None:  # what follows the body is the next request's
+                early = min(early, framing.content_length)
+        self.deadline = now + pace.grace
+        if early:
+            self.deadline = min(self.deadline + early * pace.seconds_per_byte, now + pace.credit, self.body_deadline)
 
     def out_of_time(self) -> bool:
         return time.monotonic() >= self.deadline
@@ -125,9 +151,11 @@ class _DeadlineReader(io.RawIOBase):
         connection.waiting = True
         try:
             received = self._sock.recv_into(buffer)
-            connection.last_received = time.monotonic()
+            now = connection.last_received = time.monotonic()
             if self.body_deadline is not None:
-                self.deadline = min(self.deadline + received * self._pace.seconds_per_byte, self.body_deadline)
+                pace = self._pace
+                self.deadline = min(self.deadline + received * pace.seconds_per_byte, now + pace.credit,
+                                    self.body_deadline)
             return received
         except BlockingIOError:
             raise TimeoutError(errno.ETIMEDOUT, "the server is shutting down") from None
@@ -152,6 +180,9 @@ class Connection:
         self.idle = True
         self.last_received = time.monotonic()  # when a byte last arrived (or the connection was accepted)
         self.requests = 0
+        routers = server.trusted_routers
+        # The routers' rule when the peer is one of them, its X-Forwarded-For then naming the client; else None.
+        self.router: TrustedRouters | None = routers if routers is not None and routers.trusts(address[0]) else None
         self.exchange = Exchange(self)  # the request being answered, or the last one
 
     def handle(self) -> None:
@@ -221,7 +252,7 @@ class Connection:
             return False
         except OSError:  # the client reset the connection mid-head
             return False
-        reader.start_body()
+        reader.start_body(self.rfile, head.framing)
         exchange.serve(head)
         if server.access_log:
             exchange.log()

@@ -24,6 +24,7 @@ from gevent.pool import Pool
 from gevent.pywsgi import WSGIServer
 
 from ..core.logs import ThrottledLog
+from .clients import TrustedRouters
 from .exchange import http_log
 from .handler import BodyPace, Connection
 
@@ -72,6 +73,8 @@ class Settings(Protocol):
     def max_header_bytes(self) -> int: ...
     @property
     def max_body_bytes(self) -> int: ...
+    @property
+    def forwarded_allow_ips(self) -> TrustedRouters | None: ...
 
 
 class GrowthServer(WSGIServer):
@@ -85,6 +88,7 @@ class GrowthServer(WSGIServer):
         self.access_log = config.access_log
         self.header_timeout = config.header_timeout
         self.body_pace = BodyPace.of(config.body_grace, config.body_min_rate, config.body_timeout)
+        self.trusted_routers = config.forwarded_allow_ips  # None: X-Forwarded-For is ignored
         self.keepalive_timeout = config.keepalive_timeout
         self.keep_alive_header = b"Keep-Alive: timeout=%d\r\n" % config.keepalive_timeout
         self.max_header_bytes = config.max_header_bytes

@@ -45,10 +45,12 @@ def hold(port, address, target, sent, forwarded_for=None):
 
 
 class Holders:
-    """PER_CLIENT held bodies for each client, until every client's share is full: one of its bodies refused."""
+    """PER_CLIENT held bodies for each client (an address, and the address its router forwards or None),
+    until every client's share is full: one of its bodies refused."""
 
     def __init__(self, port, clients, target, sent):
-        self.sockets = {client: [hold(port, *client, target, sent) for _ in range(PER_CLIENT)] for client in clients}
+        self.sockets = {(address, forwarded): [hold(port, address, target, sent, forwarded) for _ in range(PER_CLIENT)]
+                        for address, forwarded in clients}
 
     def __enter__(self):
         refused = wait_for(lambda: all(not all(map(unanswered, held)) for held in self.sockets.values()) and [
@@ -79,7 +81,7 @@ def assert_another_client_writes(server, headers=None):
 @pytest.mark.parametrize("target, sent, part", [(PUT_PATH, PUT_SENT, 64 * KiB),
                                                 (b"/api/v1/growth", BULK_SENT, 960 * KiB)], ids=["put", "bulk"])
 def test_five_addresses_that_hold_their_shares_leave_another_clients_writes_answered(server, target, sent, part):
-    with Holders(server.port, [(address,) for address in ADDRESSES], target, sent) as holders:
+    with Holders(server.port, [(address, None) for address in ADDRESSES], target, sent) as holders:
         assert_another_client_writes(server)
         # Each held a share of what the others left: five leave a quarter of the part, 1 - (3/4)**5 held.
         assert holders.still_held() * sent <= (1 - 0.75 ** 5) * part

@@ -14,6 +14,7 @@ import pytest
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.core.logs import LogfmtFormatter, RequestIdFilter
+from growth_gevent.http.clients import TrustedRouters
 from growth_gevent.http.handler import SEND_BUFFER_BYTES
 from growth_gevent.http.server import listen, make_server
 from growth_gevent.testing import read_response
@@ -67,15 +68,19 @@ def test_an_error_logged_while_serving_a_request_carries_its_request_id():
         f"request_id={headers['x-request-id']}" for _, headers, _ in answers]
 
 
-# Short, as the test waits them out: a server that gave no grace, or no more for the bytes, answers 25 ms early
-# (one on time answers within ~2 ms of its deadline).
+# Short, as the test waits them out: a server that gave no grace, or no more for the bytes, answers 12.5 ms
+# early (one on time answers within ~2 ms of its deadline); one that capped nothing, 975 ms late.
 GRACE = 0.025  # seconds
 MIN_RATE = 8000  # bytes a second
 
 
-@pytest.mark.parametrize("sent, earned", [(0, 0.0), (200, 200 / MIN_RATE)], ids=["nothing", "200 bytes"])
-def test_a_bodys_deadline_is_its_grace_and_a_second_per_min_rate_bytes_received(sent, earned):
-    # A grace of 25 ms, then 8,000 bytes a second: 200 bytes sent at once earn 25 ms more.
+@pytest.mark.parametrize("sent, earned, with_head", [
+    (0, 0.0, False), (100, 100 / MIN_RATE, False), (100, 100 / MIN_RATE, True),
+    (8000, GRACE, False), (8000, GRACE, True),  # a second earned, capped at twice the grace ahead
+], ids=["nothing", "100 bytes", "100 bytes with the head", "a burst", "a burst with the head"])
+def test_a_bodys_deadline_is_its_grace_and_a_second_per_min_rate_bytes_received(sent, earned, with_head):
+    # A grace of 25 ms, then 8,000 bytes a second, at most 50 ms ahead: 100 bytes earn 12.5 ms more, whether
+    # they came with the head (they earned nothing before) or after it; 8,000 bytes a second, capped to 25 ms.
     config = Config(host="127.0.0.1", port=0, body_grace=GRACE, body_min_rate=MIN_RATE)
     store = memory_store()
     server = make_server(create_app(store, config), config, listen(config))
@@ -83,14 +88,15 @@ def test_a_bodys_deadline_is_its_grace_and_a_second_per_min_rate_bytes_received(
     try:
         sock = gevent.socket.create_connection(server.address[:2])
         started = time.monotonic()
-        sock.sendall(b"POST /api/v1/growth HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 100000\r\n\r\n")
-        # The body's bytes after its head was read, as a client's come: bytes read with the head earn nothing.
+        head = (b"POST /api/v1/growth HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100000\r\n\r\n")
+        sock.sendall(head + b" " * sent if with_head else head)
         polls_end = started + 5
         while not any(connection.reader.body_deadline is not None for connection in server.connections):
             assert time.monotonic() < polls_end
             gevent.sleep(0.001)  # a poll with a deadline; the server's greenlets run meanwhile
-        sock.sendall(b" " * sent)
+        if not with_head:
+            sock.sendall(b" " * sent)
         status, headers, body = read_response(sock)
         answered = time.monotonic() - started
         sock.close()
@@ -205,3 +211,27 @@ def test_the_environ_names_fields_as_cgi_does_and_drops_those_with_an_underscore
     assert status == 200
     assert seen == {"HTTP_HOST": "t", "HTTP_X_FORWARDED_FOR": "1.2.3.4", "HTTP_COOKIE": "a=1; b=2",
                     "HTTP_X_CUSTOM": "1,2", "CONTENT_TYPE": "text/plain", "CONTENT_LENGTH": "0"}
+
+
+@pytest.mark.parametrize("allowed, peer_is_router", [("127.0.0.1", True), ("10.0.0.0/8", False)])
+def test_behind_a_trusted_router_remote_addr_is_the_client_it_forwards_request_by_request(allowed, peer_is_router):
+    seen = []
+
+    def app(environ, start_response):
+        seen.append(environ["REMOTE_ADDR"])
+        start_response("200 OK", [("Content-Length", "0")])
+        return []
+
+    config = Config(host="127.0.0.1", port=0, forwarded_allow_ips=TrustedRouters.parse(allowed))
+    server = make_server(app, config, listen(config))
+    server.start()
+    try:
+        sock = gevent.socket.create_connection(server.address[:2], timeout=5)
+        for forwarded in (b"X-Forwarded-For: 192.0.2.1, 198.51.100.7\r\n", b"", b"X-Forwarded-For: 2001:db8::1\r\n"):
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n" + forwarded + b"\r\n")
+            assert read_response(sock)[0] == 200
+        sock.close()
+    finally:
+        server.stop()
+    # One keep-alive connection: a request without the header is the router's own, not the last client's.
+    assert seen == (["198.51.100.7", "127.0.0.1", "2001:db8::1"] if peer_is_router else ["127.0.0.1"] * 3)
