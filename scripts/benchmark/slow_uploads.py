@@ -28,13 +28,15 @@ SENT = 32 * 1024
 BULK = json.dumps([{"Country": f"C{index}", "Indicator": "NGDP_R", "Value": 1.5, "Year": 2000 + index}
                    for index in range(14)]).encode()
 JSON_HEADERS = {"Content-Type": "application/json"}
+Answer = tuple[str, int, float, float]  # method, status, when it was sent and how long it took, in seconds
 
 
-def attack(port, count, addresses, sent, declared, total, put):
+def attack(port: int, count: int, addresses: list[str], sent: int, declared: int, total: int,
+           put: bool) -> list[socket.socket]:
     """``count`` sockets from ``addresses`` in turn, each with a head declaring ``declared`` bytes (PUT: a
     byte more than it sends) and then ``sent`` bytes of its body, ``total`` together at most."""
     sockets = []
-    sizes = []
+    sizes: list[int] = []
     for index in range(count):
         size = min(sent, total - sum(sizes))
         if size <= 0:
@@ -53,9 +55,9 @@ def attack(port, count, addresses, sent, declared, total, put):
     return sockets
 
 
-def victim(port, seconds):
+def victim(port: int, seconds: float) -> list[Answer]:
     """(method, status, when, seconds) of each write made in turn for ``seconds``."""
-    answers = []
+    answers: list[Answer] = []
     begun = time.monotonic()
     while time.monotonic() - begun < seconds:
         for method, path, body in (("PUT", "/api/v1/growth/BRZ/NGDP_R/2002", b'{"value": 1.5}'),
@@ -69,7 +71,7 @@ def victim(port, seconds):
     return answers
 
 
-def longest_refusal(answers):
+def longest_refusal(answers: list[Answer]) -> float:
     """The longest time between a refused answer's request and the next 2xx's (or the last answer's)."""
     longest, since = 0.0, None
     for _, status, when, _ in answers:
@@ -80,7 +82,7 @@ def longest_refusal(answers):
     return max(longest, answers[-1][2] - since) if since is not None else longest
 
 
-def report(answers):
+def report(answers: list[Answer]) -> None:
     for method in ("PUT", "POST"):
         mine = [answer for answer in answers if answer[0] == method]
         statuses = collections.Counter(status for _, status, _, _ in mine)
@@ -90,7 +92,7 @@ def report(answers):
               f"p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms, refused for {longest_refusal(mine):.1f} s at most")
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--uploads", type=int, default=1100)
     parser.add_argument("--seconds", type=float, default=10)
@@ -103,17 +105,19 @@ def main():
     args = parser.parse_args()
     addresses = [f"127.0.0.{2 + index}" for index in range(args.addresses)]
     server = LiveServer(**({} if args.budget is None else {"GROWTH_BODY_BUFFER_BYTES": str(args.budget)})).start()
+    assert server.port is not None and server.process is not None  # started
+    port, pid = server.port, server.process.pid
     with contextlib.ExitStack() as stack:
         stack.callback(server.stop)
-        print(f"before the attack: RSS {memory_bytes(server.process.pid, 'VmRSS') / 2**20:.0f} MiB")
-        report(victim(server.port, 2))
-        sockets = attack(server.port, args.uploads, addresses, args.sent, args.declared, args.total, args.put)
+        print(f"before the attack: RSS {memory_bytes(pid, 'VmRSS') / 2**20:.0f} MiB")
+        report(victim(port, 2))
+        sockets = attack(port, args.uploads, addresses, args.sent, args.declared, args.total, args.put)
         for sock in sockets:
             stack.callback(sock.close)
         source = addresses[0] if len(addresses) == 1 else f"{len(addresses)} addresses ({addresses[0]} on)"
         print(f"during {args.uploads} slow uploads from {source}:")
-        report(victim(server.port, args.seconds))
-        print(f"  RSS {memory_bytes(server.process.pid, 'VmRSS') / 2**20:.0f} MiB")
+        report(victim(port, args.seconds))
+        print(f"  RSS {memory_bytes(pid, 'VmRSS') / 2**20:.0f} MiB")
 
 
 if __name__ == "__main__":
