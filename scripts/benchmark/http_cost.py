@@ -12,10 +12,10 @@ falcon floor/ceiling, GET/falcon floor and PUT always/PUT memory. Alone:
     .venv/bin/python -m scripts.benchmark.http_cost --profile /tmp/base-perf   # py-spy's top ten, GET
     .venv/bin/python -m scripts.benchmark.http_cost --instructions /tmp/base-perf
 
-``--instructions`` counts the user-space instructions per request of the ceiling, the GET and (this tree) the
-falcon floor (valgrind's
-callgrind over INSTRUCTION_REQUESTS keep-alive requests on one connection, less a run of none): what no
-neighbour on a shared machine moves, though the kernel's share (the ``send`` and ``recv``) is not in it.
+``--instructions`` counts the user-space instructions per request of the ceiling, the GET, the PUT (in memory,
+of the one record again and again) and (this tree) the falcon floor (valgrind's callgrind over
+INSTRUCTION_REQUESTS keep-alive requests on one connection, less a run of none): what no neighbour on a shared
+machine moves, though the kernel's share (the ``send`` and ``recv``) is not in it.
 """
 
 import argparse
@@ -33,7 +33,7 @@ from .data import ROOT
 from .durable_reads import service_in
 from .journal import PUT_SCRIPT, wrk_with_cpu
 from .runners import GET_RECORD_SCRIPT, wrk
-from .servers import RECORD_PATH, put_record, start, url
+from .servers import JSON_HEADERS, RECORD_PATH, put_record, start, url
 
 CEILING, FLOOR, GET = "ceiling", "falcon floor", "GET"
 PUT_MEMORY, PUT_ALWAYS = "PUT memory", "PUT always"
@@ -47,6 +47,7 @@ PY_SPY = ROOT / ".venv" / "bin" / "py-spy"
 PROFILE_RATE, PROFILE_SECONDS = 500, 8
 TOP = 10
 INSTRUCTION_REQUESTS = 2000
+PUT_BODY = b'{"value": 183.26}'
 VALGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
 VALGRIND_START_SECONDS = 120
 _COLLECTED = re.compile(r"Collected : (\d+)")
@@ -133,22 +134,24 @@ def profile(tree, seconds):
             return own_time(raw.read())
 
 
-def instructions(command, path, requests):
+def instructions(command: tuple[str, ...], path: str, requests: int, method: str = "GET") -> int:
     """User-space instructions that the server run by ``command`` executes, from start to exit, when it is
-    sent ``requests`` GETs of ``path`` (after one PUT of the record) on one keep-alive connection."""
+    sent ``requests`` GETs (or PUTs of the record's value) of ``path``, after one PUT of the record, on one
+    keep-alive connection."""
     server = LiveServer((*VALGRIND, *command))
     server.launch()
     try:
         server.port = int(server.wait_for_line(LISTENING, VALGRIND_START_SECONDS).group(2))
         connection = server.connection(timeout=60)
-        connection.request("PUT", RECORD_PATH, b'{"value": 183.26}', {"Content-Type": "application/json"})
+        connection.request("PUT", RECORD_PATH, PUT_BODY, JSON_HEADERS)
         connection.getresponse().read()
+        body, headers = (PUT_BODY, JSON_HEADERS) if method == "PUT" else (None, {})
         for _ in range(requests):
-            connection.request("GET", path)
+            connection.request(method, path, body, headers)
             response = connection.getresponse()
             response.read()
             if response.status != 200:
-                raise SystemExit(f"GET {path} answered {response.status}")
+                raise SystemExit(f"{method} {path} answered {response.status}")
         connection.close()
         server.terminate()
         server.wait_exit(VALGRIND_START_SECONDS)
@@ -157,8 +160,9 @@ def instructions(command, path, requests):
     return int(next(filter(None, map(_COLLECTED.search, server.lines))).group(1))
 
 
-def instructions_per_request(command, path):
-    return (instructions(command, path, INSTRUCTION_REQUESTS) - instructions(command, path, 0)) / INSTRUCTION_REQUESTS
+def instructions_per_request(command: tuple[str, ...], path: str, method: str = "GET") -> float:
+    return (instructions(command, path, INSTRUCTION_REQUESTS, method)
+            - instructions(command, path, 0, method)) / INSTRUCTION_REQUESTS
 
 
 def main():
@@ -175,12 +179,13 @@ def main():
         for name, tree in trees.items():
             ceiling = instructions_per_request(ceiling_in(tree), "/")
             get = instructions_per_request(service_in(tree), RECORD_PATH)
-            line = (f"{name:6}ceiling {ceiling / 1000:7.1f} k   GET {get / 1000:7.1f} k   "
+            put = instructions_per_request(service_in(tree), RECORD_PATH, "PUT")
+            line = (f"{name:6}ceiling {ceiling / 1000:7.1f} k   GET {get / 1000:7.1f} k   PUT {put / 1000:7.1f} k   "
                     f"GET / ceiling {ceiling / get:.2f}")
             if name == THIS:
                 floor = instructions_per_request(ceiling_in(tree, "falcon"), RECORD_PATH)
                 line += (f"   falcon floor {floor / 1000:7.1f} k   floor / ceiling {ceiling / floor:.2f}   "
-                         f"GET / floor {floor / get:.2f}")
+                         f"GET / floor {floor / get:.2f} ({get / floor:.2f}×)   PUT / floor {put / floor:.2f}×")
             print(line)
         return
     if args.profile:
