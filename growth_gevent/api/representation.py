@@ -22,6 +22,8 @@ FORMATS = {"json": JSON, "csv": CSV, "ndjson": NDJSON}
 _ACCEPT_ANYTHING = frozenset({"*/*", JSON})
 # Hex digits of the SHA-256 kept: 80 bits, far past any chance collision among one resource's versions.
 ETAG_DIGITS = 20
+# Records whose JSON and ETag a worker keeps (~500 bytes each with its key: 2 MiB at most): the hot ones of a mix.
+RECORD_BODIES_KEPT = 4096
 
 
 def negotiate(req: falcon.Request, params: dict[str, str], offered: tuple[str, ...]) -> str:
@@ -54,6 +56,31 @@ def record_json(key: Key, value: Number) -> bytes:
     escaping gives the same bytes, without the keyword that costs ~0.7 µs a call
     (docs/performance.md#a-records-json-without-ujsons-keyword)."""
     return ujson.dumps(as_record(key, value)).encode()
+
+
+class RecordBodies:
+    """Each record's JSON and ETag made once per value, not once per read: kept for the records last written or
+    read (at most ``limit``, all dropped when full), with the value object they were made of. A value that is not
+    that very object (written since, by this worker or another) makes them again; identity, not equality, since
+    ``1`` and ``1.0``, ``0.0`` and ``-0.0`` are equal and written differently."""
+
+    __slots__ = ("_kept", "_limit")
+
+    def __init__(self, limit: int = RECORD_BODIES_KEPT) -> None:
+        self._kept: dict[Key, tuple[Number, bytes, str]] = {}
+        self._limit = limit
+
+    def of(self, key: Key, value: Number) -> tuple[bytes, str]:
+        """The record's JSON (:func:`record_json`) and its ETag (:func:`etag_of`)."""
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is value:
+            return kept[1], kept[2]
+        body = record_json(key, value)
+        etag = etag_of(body)
+        if len(self._kept) >= self._limit:
+            self._kept.clear()
+        self._kept[key] = (value, body, etag)
+        return body, etag
 
 
 def send_csv(resp: falcon.Response, records: Sequence[Record]) -> None:

@@ -1,12 +1,15 @@
 """The record resource's names and years (growth_gevent/api/resources.py), in-process: a name or a year in
-another spelling that cannot address one record by URL is refused or names none."""
+another spelling that cannot address one record by URL is refused or names none; and its bodies, kept per value."""
 
+import json
 from urllib.parse import quote
 
 import pytest
 
+from growth_gevent.api.representation import RecordBodies, etag_of, record_json
 from growth_gevent.core.records import MAX_NAME_URL_BYTES
-from tests.helpers.support import post_records
+from tests.helpers.api import RECORD_URL
+from tests.helpers.support import load, post_records
 
 
 class TestNames:
@@ -49,3 +52,26 @@ class TestNames:
     def test_canonical_years_name_records(self, client, year):
         client.put_json(f"/api/v1/growth/A/B/{year}", {"value": 1}, status=201)
         assert client.get(f"/api/v1/growth/A/B/{year}").json["Year"] == int(year)
+
+
+class TestRecordBodies:
+    """A record's JSON and ETag, made once per value (representation.RecordBodies)."""
+
+    @pytest.mark.parametrize("first, then", [(1, 1.0), (0.0, -0.0), (2.5, 2.5)])
+    def test_a_value_written_by_a_bulk_load_is_what_the_next_get_shows(self, client, store, first, then):
+        # Equal values that JSON writes differently (1 and 1.0, 0.0 and -0.0): a body kept for an equal value
+        # would be stale.
+        client.put_json(RECORD_URL, {"value": first})
+        before = client.get(RECORD_URL)
+        load(client, store, [{"Country": "BRZ", "Indicator": "NGDP_R", "Value": then, "Year": 2002}])
+        after = client.get(RECORD_URL)
+        assert after.body == json.dumps({"Country": "BRZ", "Indicator": "NGDP_R", "Value": then,
+                                         "Year": 2002}).replace(" ", "").encode()
+        assert (after.headers["ETag"] == before.headers["ETag"]) == (repr(first) == repr(then))
+
+    def test_at_most_limit_records_are_kept(self):
+        bodies = RecordBodies(limit=2)
+        for year in range(5):
+            body, etag = bodies.of(("A", "B", year), 1.5)
+            assert (body, etag) == (record_json(("A", "B", year), 1.5), etag_of(body))
+        assert len(bodies._kept) <= 2
