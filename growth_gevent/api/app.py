@@ -3,6 +3,7 @@
 import math
 import re
 from collections.abc import Callable
+from time import perf_counter
 from typing import Any, NoReturn, Protocol
 
 import falcon
@@ -85,9 +86,13 @@ def create_app(store: Store, config: Settings) -> falcon.App:
 class Response(falcon.Response):
     """Every answer, errors included, says ``nosniff``: a browser must not take a body (a CSV page, an error
     quoting a name) for another type than the one it is sent as. Set as the response is made, the one
-    place every answer passes, falcon's own errors too (a middleware would cost a call per request)."""
+    place every answer passes, falcon's own errors too (a middleware would cost a call per request); and there
+    the request's time starts, for the metrics (``started``)."""
+
+    __slots__ = ("started",)  # falcon's response has slots: an attribute of no slot would make a dict a request
 
     def __init__(self, options: falcon.ResponseOptions | None = None) -> None:
+        self.started = perf_counter()
         super().__init__(options)
         self.set_header("X-Content-Type-Options", "nosniff")
 
