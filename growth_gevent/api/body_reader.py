@@ -9,9 +9,10 @@ from collections.abc import Iterator
 import falcon
 from falcon.typing import ReadableIO
 
+from ..core.records import Key, Number, parse_value_update
 from ..http.head import ContentTooLarge
 from .body_budget import Charge
-from .strict_json import parse_json
+from .strict_json import parse_json, value_only
 
 # The most a read asks for, and the most one inflating step makes of it.
 READ_BLOCK = 64 * 1024
@@ -22,10 +23,14 @@ _GZIP_NAMES = ("gzip", "x-gzip")
 _QUOTED_CHARS = 40
 
 
-def read_json(req: falcon.Request, max_bytes: int, charge: Charge) -> object:
-    """The parsed JSON body of ``req``, or a typed falcon error (415, 413, 503, 400)."""
+def read_value_update(req: falcon.Request, max_bytes: int, charge: Charge, key: Key) -> Number:
+    """The number a PUT body gives the record ``key`` (``parse_value_update``), or a typed falcon error (415,
+    413, 503, 400) or InvalidRecord: ``{"value": n}``, what nearly every PUT sends, read and checked in one
+    match (``value_only``), any other body parsed whole as strict JSON."""
     request_media_type(req, (falcon.MEDIA_JSON,))
-    return parse_json(read_body(req, max_bytes, charge), unique_keys=True)
+    body = read_body(req, max_bytes, charge)
+    value = value_only(body)
+    return parse_value_update(parse_json(body, unique_keys=True), key) if value is None else value
 
 
 def read_body(req: falcon.Request, max_bytes: int, charge: Charge) -> bytearray:

@@ -15,14 +15,13 @@ from ..core.records import (
     check_year,
     make_key,
     max_update_body_bytes,
-    parse_value_update,
 )
 from ..http.responses import RETRY_AFTER_SECONDS
 from ..ops import metrics as ops_metrics
 from ..stores.base import JOBS_KEPT, Store, StoreUnavailable
 from . import params
 from .body_budget import BodyBudget
-from .body_reader import read_body, read_json, request_media_type
+from .body_reader import read_body, read_value_update, request_media_type
 from .bulk_parser import BULK_MEDIA_TYPES, BulkParser
 from .conditional import write_check
 from .cursor import encode_cursor
@@ -263,8 +262,7 @@ class Record:
             raise InvalidRecord(problem)
         key = make_key(country, indicator, year)
         with self._bodies.reserve(req.remote_addr) as charge:
-            value = parse_value_update(read_json(req, min(self._max_body_bytes, max_update_body_bytes(key)), charge),
-                                       key)
+            value = read_value_update(req, min(self._max_body_bytes, max_update_body_bytes(key)), charge, key)
         created = self._store.put(key, value, write_check(req, lambda current: self._records.of(key, current)[1]))
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
         resp.data, resp.etag = self._records.of(key, value)  # the ETag a GET of it now answers

@@ -3,12 +3,13 @@ disagree on (a key given twice in an object) and numbers no field takes (one too
 integer longer than Python reads), each with a 400 or 422 saying why."""
 
 import json
+import re
 import sys
 from typing import Any
 
 import falcon
 
-from ..core.records import underflows
+from ..core.records import Number, is_finite_number, underflows
 
 # Quoted in a message: enough to recognise, never the body.
 _QUOTED_CHARS = 40
@@ -76,6 +77,28 @@ def parse_json(body: bytes | bytearray, unique_keys: bool) -> object:
                         f"no field takes one") from None
     except RecursionError:
         raise falcon.HTTPBadRequest(description="request body is not valid JSON: nested too deeply") from None
+
+
+# The body nearly every PUT sends, {"value": n} (or "Value"), in JSON's grammar: JSON's four whitespace bytes, and a
+# number short enough that Python reads it as the decoder does (no integer near the digit limit, no exponent that
+# could overflow unseen).
+_VALUE_ONLY = re.compile(rb'[ \t\n\r]*\{[ \t\n\r]*"[vV]alue"[ \t\n\r]*:[ \t\n\r]*'
+                         rb'(-?(?:0|[1-9][0-9]{0,17})(\.[0-9]{1,20})?([eE][-+]?[0-9]{1,3})?)[ \t\n\r]*\}[ \t\n\r]*')
+
+
+def value_only(body: bytes | bytearray) -> Number | None:
+    """The number of a body that is one object of one field, ``value`` or ``Value``, read as :func:`parse_json`
+    reads it (an int without a fraction or exponent, else a float), in one match and no document; None for any
+    other body, and for a number no field takes (not finite, or too small for a double), which the full parse
+    judges and names."""
+    match = _VALUE_ONLY.fullmatch(body)
+    if match is None:
+        return None
+    literal, fraction, exponent = match.groups()
+    value = int(literal) if fraction is None and exponent is None else float(literal)
+    if not is_finite_number(value) or (not value and underflows(literal.decode(), value)):
+        return None
+    return value
 
 
 def _quoted(key: str) -> str:

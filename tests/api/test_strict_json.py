@@ -5,8 +5,10 @@ stores (on a live server: test_strict_json_live.py)."""
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from growth_gevent.api.strict_json import parse_json
+from growth_gevent.api.strict_json import parse_json, value_only
 from growth_gevent.core.records import MAX_YEAR
 from tests.helpers.api import JSON_RECORD, LONG_DIGITS, RECORD_URL, TOO_LONG, UNDERFLOW, YEAR_RANGE, records
 from tests.helpers.support import load
@@ -146,3 +148,44 @@ class TestStrictJson:
         client.put(RECORD_URL, padded, content_type="application/json", status=201)
         response = client.put(RECORD_URL, padded + b" ", content_type="application/json", status=413)
         assert response.json == {"msg": "request body is larger than 1051 bytes"}
+
+
+class TestValueOnly:
+    """The PUT body read in one match (value_only): the number the full parse reads, or None to let it judge."""
+
+    @pytest.mark.parametrize("body", [
+        b'{"value": 183.26}', b'{"Value":1}', b' \r\n\t{ "value" : -0 } \n', b'{"value": -0.0}', b'{"value": 1E5}',
+        b'{"value": 2.5e-3}', b'{"value": 123456789012345678}',
+        b'{"value": 1e308}', b'{"value": 5e-324}', b'{"value": 0e-999}', b'{"value": 0.10000000000000000555}',
+    ])
+    def test_a_value_alone_is_read_as_the_full_parse_reads_it(self, body):
+        value = value_only(body)
+        assert value is not None
+        full = parse_json(body, unique_keys=True)
+        assert repr(value) == repr(full.get("value", full.get("Value")))
+
+    @pytest.mark.parametrize("body", [
+        b'{"value": 1e999}', b'{"value": -1e400}', b'{"value": 1e-400}', b'{"value": 01}', b'{"value": 1.}',
+        b'{"value": .5}', b'{"value": +1}', b'{"value": NaN}', b'{"value": "1"}', b'{"value": 1, "value": 2}',
+        b'{"value": 1, "Year": 2002}', b'{"VALUE": 1}', b'{"\\u0076alue": 1}', b'\xef\xbb\xbf{"value": 1}',
+        b'{"value": 1}x', b'[{"value": 1}]', b'{"value": 1234567890123456789}', b'{"value": 1\x0b}', b'',
+        b'{"value": 0.1000000000000000055511151231257827}',
+    ])
+    def test_any_other_body_is_left_to_the_full_parse(self, body):
+        assert value_only(body) is None
+
+    @pytest.mark.parametrize("body, status, says", [
+        ('{"value": 1e999}', 422, "value must be a finite number"),
+        ('{"value": 1e-400}', 422, "too small for a double"),
+        ('{"value": 1, "value": 2}', 400, 'the key "value" twice'),
+    ])
+    def test_a_put_of_a_number_no_field_takes_is_refused_as_before(self, client, body, status, says):
+        assert says in put_raw(client, body, status).json["msg"]
+        client.get("/api/v1/growth/A/B/2002", status=404)
+
+    @given(number=st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False)),
+           field=st.sampled_from(["value", "Value"]))
+    def test_any_number_is_read_as_the_full_parse_reads_it_or_left_to_it(self, number, field):
+        body = json.dumps({field: number}).encode()
+        value = value_only(body)
+        assert value is None or repr(value) == repr(parse_json(body, unique_keys=True)[field])
