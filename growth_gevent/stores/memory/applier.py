@@ -7,6 +7,7 @@ import gevent
 from gevent.event import Event
 from gevent.queue import SimpleQueue
 
+from ...core.allocator import give_back_memory
 from ...core.loop import let_io_run
 from ...core.records import Record
 from ..base import COMPLETE, IN_PROGRESS, JOBS_KEPT, BulkStatus, JobStatus
@@ -96,6 +97,7 @@ class BulkApplier:
             self._apply(self._pending.get())
             self._jobs_applied += 1
             if self._jobs_applied == self._jobs_accepted:
+                give_back_memory()  # what the loads took and freed (their bodies, parses, records)
                 self._idle.set()
 
     def _apply(self, job: _Job) -> None:
