@@ -24,6 +24,9 @@ def write_check(req: falcon.Request, etag_of_value: Callable[[Number], str], nee
     record's current value in the same step as the write (``Store.put``'s ``check``); None without them.
     ``etag_of_value(value)`` is the tag of the record holding ``value``. ``needs_record``: the write fails
     without a record (a DELETE's 404), and then the preconditions are not judged (RFC 9110 §13.2.1)."""
+    env = req.env
+    if "HTTP_IF_MATCH" not in env and "HTTP_IF_NONE_MATCH" not in env:  # most writes: no header parsed
+        return None
     if_match, if_none_match = req.if_match, req.if_none_match
     if not if_match and not if_none_match:
         return None
