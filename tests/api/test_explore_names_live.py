@@ -161,6 +161,22 @@ def test_on_a_390_px_phone_the_chart_comes_first_and_its_text_is_readable(chromi
     explorer.close()
 
 
+def test_an_indicator_without_units_is_its_axis_by_name(chromium, servers, tmp_path):
+    """The World Bank's indicators have their units in their names ("GDP growth (annual %)"): its axis says that
+    name, not the code."""
+    server = servers()
+    for name, published in (("WEOOct2023all.xls", wide_files.weo_latin1()),
+                            ("API_NY.GDP.MKTP.KD.ZG_DS2_en_csv_v2.csv", wide_files.world_bank_csv())):
+        (tmp_path / name).write_bytes(published)
+        result = run_upload(tmp_path / name, "--url", url_of(server))
+        assert result.returncode == 0, result.stderr
+    explorer = Tab(chromium, server)
+    page = explorer.open("?country=BRA&indicator=NGDP_R&compare=BRA%2FNY.GDP.MKTP.KD.ZG")
+    assert page.locator("#chart text.y-label").all_text_contents() == ["National currency, Billions ←",
+                                                                      "GDP growth (annual %) →"]
+    explorer.close()
+
+
 def test_a_url_of_names_unknown_draws_codes_as_before(chromium, servers):
     server = servers()
     status, _ = server.request("POST", "/api/v1/growth", b'[{"Country":"X","Indicator":"Y","Year":2000,"Value":1}]',

@@ -305,7 +305,11 @@
     }
     const unit = show === "index" ? `Index, ${base ?? "first year"} = 100` : show === "change" ? "% change on the year before"
       : null;
-    const axisLabels = unit ? [unit] : groups;
+    // An axis says its units; an indicator without units is named (the World Bank's hold them in the name).
+    const axisLabels = unit ? [unit] : groups.map((group) => {
+      const each = series.find((one) => unitOf(one) === group);
+      return each.named.units || each.named.indicator;
+    });
     return { lines, axisLabels, note, show };
   }
 
