@@ -157,6 +157,9 @@ def test_on_a_390_px_phone_the_chart_comes_first_and_its_text_is_readable(chromi
     tooltip = boxes(page, "#tooltip")[0]
     for point in boxes(page, "#chart circle.point[data-year='2022']"):
         assert not overlaps(tooltip, point), (tooltip, point)
+    # Under the chart, yet not over the legend: its two series share a name, and only the legend gives their units.
+    for item in boxes(page, "#legend li"):
+        assert not overlaps(tooltip, item), (tooltip, item)
     screenshot(page, "explore-phone.png", tmp_path)
     explorer.close()
 

@@ -436,13 +436,17 @@
     tooltip.replaceChildren(heading, ...lines);
     tooltip.hidden = false;
     // Beside the cursor's line, where that year's points are: on its right, else on its left, else (a phone)
-    // under the chart. Never over the line, so never over the points it describes.
+    // under the legend and its note, whose units tell apart series of one name. Never over the line, so never
+    // over the points it describes.
     const chart = $("chart").getBoundingClientRect();
     const scale = chart.width / BOX.width;
     const [cursorX, width, gap] = [at * scale, tooltip.offsetWidth, 12];
     let [left, top] = [cursorX + gap, BOX.top * scale];
     if (left + width > chart.width) left = cursorX - gap - width;
-    if (left < 0) [left, top] = [Math.max(0, Math.min(cursorX - width / 2, chart.width - width)), chart.height + 4];
+    if (left < 0) {
+      left = Math.max(0, Math.min(cursorX - width / 2, chart.width - width));
+      top = Math.max(...["legend", "note"].map((id) => $(id).getBoundingClientRect().bottom)) - chart.top + 4;
+    }
     tooltip.style.left = `${left}px`;
     tooltip.style.top = `${top}px`;
   }
