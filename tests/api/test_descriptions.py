@@ -4,7 +4,8 @@ Redis too: the ``redis`` run of ``store_kind``)."""
 import pytest
 
 from growth_gevent.core.descriptions import MAX_TEXT
-from tests.helpers.support import load
+from tests.helpers import wide_files
+from tests.helpers.support import ROOT, load
 
 RECORDS = [{"Country": "BRA", "Indicator": "NGDP_R", "Value": 1873.288, "Year": 2020},
            {"Country": "ARG", "Indicator": "NY.GDP.MKTP.KD.ZG", "Value": -9.9, "Year": 2020}]
@@ -73,3 +74,14 @@ def test_the_seeds_facets_are_unchanged_without_descriptions(client, store):
     assert client.get("/api/v1/growth/countries").body == (
         b'{"items":[{"Country":"ARG","records":1,"from":2020,"to":2020},'
         b'{"Country":"BRA","records":1,"from":2020,"to":2020}]}')
+
+
+def test_the_api_pages_example_is_what_the_facet_answers_for_a_weo_file(client, store):
+    """docs/api.md's ``indicators?country=BRA``, byte for byte, once a WEO file's records and names are in."""
+    load(client, store, [{"Country": country, "Indicator": indicator, "Year": year, "Value": value}
+                         for (country, indicator, year), value in wide_files.WEO_RECORDS.items()])
+    patch(client, "/api/v1/growth/indicators", wide_files.WEO_INDICATORS)
+    page = (ROOT / "docs" / "api.md").read_text()
+    command = "$ curl -s localhost:8080/api/v1/growth/indicators?country=BRA\n"
+    shown = page[page.index(command) + len(command):].split("\n", 1)[0]
+    assert shown == client.get("/api/v1/growth/indicators?country=BRA").text
