@@ -164,19 +164,35 @@ def test_on_a_390_px_phone_the_chart_comes_first_and_its_text_is_readable(chromi
     explorer.close()
 
 
-def test_an_indicator_without_units_is_its_axis_by_name(chromium, servers, tmp_path):
-    """The World Bank's indicators have their units in their names ("GDP growth (annual %)"): its axis says that
-    name, not the code."""
+def weo_and_world_bank(servers, tmp_path):
+    """A live server holding the WEO file and the World Bank's, as published."""
     server = servers()
     for name, published in (("WEOOct2023all.xls", wide_files.weo_latin1()),
                             ("API_NY.GDP.MKTP.KD.ZG_DS2_en_csv_v2.csv", wide_files.world_bank_csv())):
         (tmp_path / name).write_bytes(published)
         result = run_upload(tmp_path / name, "--url", url_of(server))
         assert result.returncode == 0, result.stderr
-    explorer = Tab(chromium, server)
+    return server
+
+
+def test_an_indicator_without_units_is_its_axis_by_name(chromium, servers, tmp_path):
+    """The World Bank's indicators have their units in their names ("GDP growth (annual %)"): its axis says that
+    name, not the code."""
+    explorer = Tab(chromium, weo_and_world_bank(servers, tmp_path))
     page = explorer.open("?country=BRA&indicator=NGDP_R&compare=BRA%2FNY.GDP.MKTP.KD.ZG")
     assert page.locator("#chart text.y-label").all_text_contents() == ["National currency, Billions ←",
                                                                       "GDP growth (annual %) →"]
+    explorer.close()
+
+
+def test_on_a_phone_the_lists_to_start_from_fit_its_width(chromium, servers, tmp_path):
+    """The World Bank's codes are long (``NY.GDP.MKTP.KD.ZG``): the lists wrap them rather than widen the page."""
+    explorer = Tab(chromium, weo_and_world_bank(servers, tmp_path))
+    page = explorer.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    explorer.open()
+    expect(page.locator("#choices h2")).to_have_text(["Countries (3)", "Indicators (3)"])
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     explorer.close()
 
 
