@@ -115,8 +115,9 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
     for tail in recovered.torn:
         say(f"{tail.path}: {'torn tail' if not tail.whole else 'tail that fails its checksum'}: "
             f"{tail.dropped(policy)}")
-        if not repair:
-            say(f"--repair would truncate {tail.path} to {tail.offset} bytes, dropping {tail.size}")
+        if not repair or status == DAMAGED:  # --repair does not change damage, nor a tail beside it
+            say(f"--repair would truncate {tail.path} to {tail.offset} bytes, dropping {tail.size}"
+                f"{', once what is damaged is restored' if status == DAMAGED else ''}")
             status = max(status, TORN)
             continue
         tail.cut()

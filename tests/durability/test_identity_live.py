@@ -8,7 +8,10 @@ import marshal
 import shutil
 import zlib
 
+import pytest
+
 from growth_gevent.durability.journal_format import frame, put_record
+from growth_gevent.testing import start_fails
 from tests.helpers.durability import check, put, refused_by_start_up_and_check
 
 
@@ -94,3 +97,26 @@ def test_a_snapshot_and_a_segment_of_the_format_before_identities_are_served_wit
     assert again.wait_exit(20) == 0
     assert (tmp_path / "growth.snapshot.id").read_text().startswith(f"growth-gevent store {store_of(snapshot)}\n")
     assert check(snapshot).returncode == 0
+
+
+@pytest.mark.parametrize("damage", ["another store's snapshot", "a damaged marker"])
+def test_repair_cuts_no_torn_tail_beside_damage(servers, tmp_path, damage):
+    """A torn tail in the newest segment (a kill -9 mid-write) beside damage: ``check --repair`` exits 2, as its
+    words say, "--repair does not change damage", and changes no byte, the torn tail included; start-up too."""
+    mine = store_with_a_snapshot_and_a_segment_after_it(servers, tmp_path / "a", 1)
+    segment = mine.parent / "growth.snapshot.journal.2"
+    segment.write_bytes(segment.read_bytes()[:-3])
+    if damage == "a damaged marker":
+        said = f"{mine}.id is damaged"
+        with open(f"{mine}.id", "ab") as marker:
+            marker.write(b"x")
+    else:
+        other = store_with_a_snapshot_and_a_segment_after_it(servers, tmp_path / "b", 2)
+        shutil.copyfile(other, mine)
+        said = f"{mine} belongs to another store"
+    files = {path: path.read_bytes() for path in mine.parent.iterdir() if path.suffix != ".lock"}
+    assert start_fails(GROWTH_SNAPSHOT=str(mine)).returncode == 2
+    repaired = check(mine, "--repair")
+    assert repaired.returncode == 2, repaired.stdout + repaired.stderr
+    assert said in repaired.stdout and "repaired:" not in repaired.stdout
+    assert {path: path.read_bytes() for path in files} == files
