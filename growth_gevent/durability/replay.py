@@ -81,9 +81,14 @@ class TornTail:
         """What dropping it loses, by the fsync ``policy`` in force."""
         if self.whole:
             written, now = self.boots
-            why = (f"the machine restarted since the segment was written (boot id {written}, now {now})"
-                   if written and now else "its segment does not say in which boot of the machine it was written "
-                   "(an older format, or a system without boot ids)")
+            if written and now:
+                why = f"the machine restarted since the segment was written (boot id {written}, now {now})"
+            elif written:
+                why = (f"the segment names the boot it was written in (boot id {written}), but this system gives no "
+                       "boot id now to tell whether the machine restarted since")
+            else:
+                why = ("its segment does not say in which boot of the machine it was written (an older format, or a "
+                       "system without boot ids)")
             return (f"{self.size} bytes from byte {self.offset} ({self.problem}, every byte of it there): {why}, "
                     "so a crash of the machine may have left it, and so may the disk: it may have been "
                     "acknowledged, and it is lost")

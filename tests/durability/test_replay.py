@@ -113,6 +113,17 @@ def test_a_changed_last_record_after_a_restart_is_dropped_saying_it_may_have_bee
         "acknowledged, and it is lost")
 
 
+def test_a_changed_last_record_read_where_no_boot_id_is_known_says_so_not_that_its_segment_names_none(path):
+    """A segment that names its boot, read where the system gives none (no /proc in a container): dropped, and
+    the words blame what is missing, this system's boot id, not the segment."""
+    one_write_and(path, CHANGED[1])
+    [torn] = journaled(path, boot_id=lambda: None).write_log.recover(0, Identity()).torn
+    assert torn.boots == (current_boot_id(), None)
+    said = torn.dropped("always")
+    assert f"(boot id {current_boot_id()}), but this system gives no boot id now to tell whether" in said
+    assert "its segment does not say" not in said
+
+
 def three_writes_with_a_bit_flipped_in_the_middle_one(path, flipped):
     """The segment, its bytes as damaged, and where the middle record and the one after it begin."""
     store = opened(path)
