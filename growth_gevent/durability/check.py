@@ -157,6 +157,10 @@ def _forget(path: str, say: Callable[[str], object]) -> int:
     except SnapshotError as error:
         say(f"cannot forget: {error}")
         return DAMAGED
-    removed = forget(path)
+    try:
+        removed = forget(path)
+    except OSError as error:
+        say(f"cannot forget: {error}")
+        return DAMAGED
     say(f"forgot the store at {path}: removed {' and '.join(removed)}; the next start creates a new, empty store")
     return OK

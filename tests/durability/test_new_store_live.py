@@ -61,6 +61,17 @@ def test_forget_refuses_while_the_store_has_its_files_or_a_server_runs(servers, 
     assert sorted(tmp_path.iterdir()) == files
 
 
+def test_forget_that_cannot_remove_the_marker_says_why_in_a_line(tmp_path):
+    """A marker that is not a file (a folder made by hand, a mount point): ``--forget`` cannot remove it, and
+    says so as ``check`` says everything, exit 2, no traceback."""
+    snapshot = tmp_path / "growth.snapshot"
+    (tmp_path / "growth.snapshot.id").mkdir()
+    refused = check(snapshot, "--forget")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert f"cannot forget: [Errno 21] Is a directory: '{snapshot}.id'" in refused.stdout
+
+
 def test_a_new_store_stopped_before_any_write_leaves_a_snapshot_and_starts_again(servers, tmp_path):
     snapshot = tmp_path / "growth.snapshot"
     stopped_with_its_data_in_the_snapshot(servers, snapshot, writes=0)
