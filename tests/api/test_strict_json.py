@@ -149,6 +149,14 @@ class TestStrictJson:
         response = client.put(RECORD_URL, padded + b" ", content_type="application/json", status=413)
         assert response.json == {"msg": "request body is larger than 1051 bytes"}
 
+    def test_a_put_body_naming_its_record_in_another_case_is_read_however_long(self, client):
+        # 'ı' and 'ſ' upper-case to 'I' and 'S', and an encoder writes each as \u0131, \u017f: 6 bytes for one.
+        country, indicator = "I" * 400, "S" * 400
+        url = f"/api/v1/growth/{country}/{indicator}/1"
+        body = json.dumps({"Country": "\u0131" * 400, "Indicator": "\u017f" * 400, "Value": 2, "Year": 1})
+        assert len(body) > 3 * 800 + 1024
+        client.put(url, body.encode(), content_type="application/json", status=201)
+
 
 class TestValueOnly:
     """The PUT body read in one match (value_only): the number the full parse reads, or None to let it judge."""
