@@ -12,6 +12,8 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # The bits of an IPv6 address that name the network a host is given (a /64).
 _IPV6_HOST_BITS = 64
+# The bits of ::ffff:0:0/96 before the IPv4 address that an IPv4-mapped IPv6 address holds.
+_MAPPED_PREFIX = 96
 
 
 class TrustedRouters:
@@ -34,7 +36,7 @@ class TrustedRouters:
         networks = []
         for part in parts:
             try:
-                networks.append(ipaddress.ip_network(part, strict=False))
+                networks.append(_unmapped(ipaddress.ip_network(part, strict=False)))
             except ValueError:
                 raise ValueError(f"must be * or addresses and networks separated by commas (such as "
                                  f"10.0.0.0/8,127.0.0.1), got {part!r}") from None
@@ -71,6 +73,15 @@ def _address(text: str) -> Address | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped
     return address
+
+
+def _unmapped(network: Network) -> Network:
+    """An IPv4-mapped IPv6 network (``::ffff:10.0.0.0/104``, as a dual-stack socket shows a router) as the
+    IPv4 one it maps, since addresses are compared in their IPv4 form (:func:`_address`)."""
+    mapped = network.network_address.ipv4_mapped if isinstance(network, ipaddress.IPv6Network) else None
+    if mapped is None or network.prefixlen < _MAPPED_PREFIX:
+        return network
+    return ipaddress.IPv4Network((mapped, network.prefixlen - _MAPPED_PREFIX))
 
 
 def client_key(address: str) -> str:

@@ -13,6 +13,9 @@ from growth_gevent.http.clients import TrustedRouters, client_key
     ("10.0.0.0/8, 127.0.0.1", "10.1.2.3", True), ("10.0.0.0/8,127.0.0.1", "127.0.0.1", True),
     ("10.0.0.0/8,127.0.0.1", "127.0.0.2", False), ("10.0.0.0/8", "::ffff:10.0.0.1", True),
     ("2001:db8::/32", "2001:db8:5::1", True), ("2001:db8::/32", "2001:db9::1", False),
+    # A router listed as a dual-stack socket shows it (ss, netstat): the same address as its IPv4 form.
+    ("::ffff:10.0.0.0/104", "10.1.2.3", True), ("::ffff:10.0.0.0/104", "::ffff:10.1.2.3", True),
+    ("::ffff:127.0.0.1", "127.0.0.1", True), ("::ffff:10.0.0.0/104", "11.0.0.1", False),
 ])
 def test_the_routers_whose_header_is_believed(allowed, peer, trusted):
     assert TrustedRouters.parse(allowed).trusts(peer) is trusted
