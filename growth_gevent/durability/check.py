@@ -75,7 +75,7 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
     if repair:
         try:
             lock = SnapshotLock(path)  # noqa: F841 (held until the repair is done)
-        except SnapshotError as error:
+        except (SnapshotError, OSError) as error:  # OSError: a lock file it cannot open (a read-only folder)
             say(f"cannot repair: {error}")
             return DAMAGED
     first, status, identity = 0, OK, Identity()
@@ -154,7 +154,7 @@ def _forget(path: str, say: Callable[[str], object]) -> int:
         return DAMAGED
     try:
         lock = SnapshotLock(path)  # noqa: F841 (held until the marker is removed)
-    except SnapshotError as error:
+    except (SnapshotError, OSError) as error:
         say(f"cannot forget: {error}")
         return DAMAGED
     try:

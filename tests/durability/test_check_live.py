@@ -19,3 +19,25 @@ def test_check_of_a_missing_file_a_missing_folder_or_a_folder_says_so_and_exits_
     assert said.format(path=path, folder=path.parent) in result.stdout
     assert "Traceback" not in result.stderr
     assert sorted(tmp_path.iterdir()) == []  # not even a lock file left by --repair
+
+
+@pytest.mark.parametrize("option, said", [("--repair", "cannot repair"), ("--forget", "cannot forget")])
+def test_a_lock_file_that_cannot_be_opened_is_a_line_not_a_traceback(servers, tmp_path, option, said):
+    """The lock file, which ``--repair`` and ``--forget`` take, cannot be opened for writing (a read-only
+    folder, made here with a folder in its place): exit 2 saying why, no traceback, no file changed."""
+    snapshot = tmp_path / "growth.snapshot"
+    server = servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert server.request_json("PUT", "/api/v1/growth/A/B/1", {"value": 1})[0] == 201
+    server.process.kill()
+    server.process.wait()
+    if option == "--forget":
+        for segment in tmp_path.glob("growth.snapshot.journal.*"):
+            segment.unlink()
+    (tmp_path / "growth.snapshot.lock").unlink()
+    (tmp_path / "growth.snapshot.lock").mkdir()
+    files = {path: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
+    result = check(snapshot, option)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"{said}: [Errno 21] Is a directory: '{snapshot}.lock'" in result.stdout
+    assert {path: path.read_bytes() for path in files} == files
