@@ -23,9 +23,13 @@ import contextlib
 import fcntl
 import os
 import struct
+import time
 import zlib
 
 LOCK_SUFFIX = ".lock"
+# How long a starter waits for its turn at the folder's flock: a turn takes two fcntl calls, so only
+# something else holding a flock on the folder (a backup tool, an operator's shell) makes it wait this long.
+FOLDER_TURN_SECONDS = 10.0
 # Linux's struct flock (short type, short whence, off_t start, off_t len, pid_t pid), 64-bit off_t.
 _FLOCK = struct.Struct("hhqqi4x")
 
@@ -47,13 +51,13 @@ def temporary_path(path: str) -> str:
 class SnapshotLock:
     """This process's ownership of a snapshot path and its folder, for as long as the process lives."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, turn_seconds: float = FOLDER_TURN_SECONDS) -> None:
         self.path = path
         self.lock_path = path + LOCK_SUFFIX
         self.folder = os.path.dirname(os.path.abspath(path))
         self._folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         byte = zlib.crc32(os.path.basename(path).encode())  # this store's byte of the folder
-        fcntl.flock(self._folder, fcntl.LOCK_EX)  # starters take turns; a running server holds no flock
+        self._take_turn(turn_seconds)  # starters take turns; a running server holds no flock
         try:
             held = _FLOCK.unpack(fcntl.fcntl(self._folder, fcntl.F_OFD_GETLK,
                                              _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, byte, 1, 0)))[0]
@@ -66,6 +70,21 @@ class SnapshotLock:
             raise self._in_use(_pid_in(self.lock_path), f"which holds the lock on its folder {self.folder}")
         self._lock_file()
         self._remove_stale_temporary()
+
+    def _take_turn(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(self._folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(self._folder)
+                    raise SnapshotInUse(
+                        f"the folder {self.folder} is locked (flock) by another process for over {seconds:g} s, "
+                        f"so GROWTH_SNAPSHOT {self.path} cannot be checked for an owner: find what holds it "
+                        f"(lsof {self.folder}) and start again") from None
+                time.sleep(0.01)
 
     def _lock_file(self) -> None:
         self.created = not os.path.exists(self.lock_path)  # so it is no sign that a store lived here

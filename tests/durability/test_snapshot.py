@@ -1,3 +1,4 @@
+import fcntl
 import functools
 import json
 import logging
@@ -163,6 +164,20 @@ def test_the_owner_holds_its_folder_whatever_happens_to_the_lock_file(tmp_path):
     other = SnapshotLock(str(tmp_path / "other.snapshot"))  # another store in the folder is its own
     with pytest.raises(SnapshotInUse):
         SnapshotLock(other.path)
+
+
+def test_a_folder_another_tool_keeps_flocked_is_refused_once_its_turn_has_waited_long_enough(tmp_path):
+    # Starters take turns under a flock of the folder; one held by anything else must not hang start-up.
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(folder, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(SnapshotInUse, match=f"^the folder {tmp_path} is locked \\(flock\\) by another process "
+                                                "for over 0.2 s"):
+            SnapshotLock(str(tmp_path / "growth.snapshot"), turn_seconds=0.2)
+    finally:
+        os.close(folder)
+    assert sorted(tmp_path.iterdir()) == []
+    SnapshotLock(str(tmp_path / "growth.snapshot"), turn_seconds=0.2).close()  # its turn, once let go
 
 
 def test_only_the_owner_removes_the_temporary_a_killed_writer_left(tmp_path):
