@@ -7,13 +7,14 @@ together with a Content-Length, no Host or several on HTTP/1.1; a body chunk lar
 accepted is a 413 as soon as its size is read. Each refusal is typed by its status and
 names the rule that refused it (``BadRequest.rule == "duplicate-content-length"``), so that the corpus
 in ``tests/http/requests/`` pins which rule fired. ``parse_head`` reads a head from any binary file with
-``readline``: the server's deadline-bound socket reader, or ``io.BytesIO`` in the corpus's tests, so the
-corpus drives the very code that serves.
+``readline`` and ``peek`` (an ``io.BufferedReader``): the server's deadline-bound socket reader, or one over
+``io.BytesIO`` in the corpus's tests, so the corpus drives the very code that serves.
 """
 
 import dataclasses
+import io
 import re
-from typing import BinaryIO
+from typing import Any
 
 from ..core.records import MAX_REQUEST_LINE
 
@@ -91,7 +92,7 @@ class Head:
     framing: Framing
 
 
-def read_request_line(rfile: BinaryIO) -> str:
+def read_request_line(rfile: "io.BufferedReader[Any]") -> str:
     """The request line as read (its line end included), decoded as Latin-1; 414 from MAX_REQUEST_LINE."""
     try:
         line = rfile.readline(MAX_REQUEST_LINE)
@@ -102,11 +103,26 @@ def read_request_line(rfile: BinaryIO) -> str:
     return line.decode("latin-1")
 
 
-def read_fields(rfile: BinaryIO, budget: int) -> list[tuple[str, str]]:
+def read_fields(rfile: "io.BufferedReader[Any]", budget: int) -> list[tuple[str, str]]:
     """The header block's ``[(name, value), ...]``, read within ``budget`` bytes up to its blank line.
 
     The lines are read first and checked together, in one pass of ``_FIELD_LINE``; a refusal names the first
-    line that is not a field (``_check_lines``) before a size or a missing blank line found after it."""
+    line that is not a field (``_check_lines``) before a size or a missing blank line found after it. A block
+    that has arrived whole, CRLF lines within the budget and the field limit (what nearly every head is), is
+    taken from ``rfile``'s buffer in one read: the same fields and refusals, without a readline a line."""
+    try:
+        ahead = rfile.peek(1)
+    except TimeoutError:
+        raise RequestTimeout("request headers not received in time", "header-timeout") from None
+    end = ahead.find(b"\n\r\n") + 3  # past the first CRLF blank line that follows a line
+    if 3 <= end <= budget and ahead[:1] not in (b"\r", b"\n") and b"\n\n" not in ahead[:end]:
+        count = ahead.count(b"\n", 0, end) - 1  # the field lines, the blank one not counted
+        if count <= MAX_HEADER_FIELDS:
+            block = rfile.read(end)
+            fields: list[tuple[str, str]] = _FIELD_LINE.findall(block.decode("latin-1"))
+            if len(fields) != count:
+                _check_lines(io.BytesIO(block).readlines()[:-1])
+            return fields
     lines: list[bytes] = []
     while True:
         try:
@@ -126,7 +142,7 @@ def read_fields(rfile: BinaryIO, budget: int) -> list[tuple[str, str]]:
         if len(lines) > MAX_HEADER_FIELDS:
             _check_lines(lines)
             raise HeaderFieldsTooLarge(f"more than {MAX_HEADER_FIELDS} header fields", "too-many-header-fields")
-    fields: list[tuple[str, str]] = _FIELD_LINE.findall(b"".join(lines).decode("latin-1"))
+    fields = _FIELD_LINE.findall(b"".join(lines).decode("latin-1"))
     if len(fields) != len(lines):
         _check_lines(lines)
     return fields
@@ -184,7 +200,7 @@ def check_chunk_size(size: int, limit: int) -> None:
         raise ContentTooLarge(f"request body is larger than {limit} bytes", "chunk-too-large", limit)
 
 
-def parse_head(rfile: BinaryIO, max_header_bytes: int) -> Head:
+def parse_head(rfile: "io.BufferedReader[Any]", max_header_bytes: int) -> Head:
     """The head read from ``rfile`` up to its blank line (what follows is the body, left unread); a
     Refusal if it is not one the server takes."""
     line = read_request_line(rfile)

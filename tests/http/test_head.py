@@ -34,9 +34,29 @@ def corpus(kind):
 INVALID = corpus("invalid")
 
 
+class _Trickle(io.RawIOBase):
+    """Bytes that arrive one at a time: each raw read brings one, so a head is never in the buffer whole."""
+
+    def __init__(self, data):
+        self._data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self._data.readinto(memoryview(buffer)[:1])
+
+
+# The server's reader over bytes that arrived together (a head read from its buffer in one piece) and over bytes
+# that trickle (read line by line): both read every head of the corpus alike.
+READERS = {"arrived": lambda raw: io.BufferedReader(io.BytesIO(raw)),
+           "trickling": lambda raw: io.BufferedReader(_Trickle(raw))}
+
+
+@pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize("raw, expected", corpus("valid"))
-def test_a_valid_head_is_read_and_its_body_after_it(raw, expected):
-    rfile = io.BytesIO(raw)
+def test_a_valid_head_is_read_and_its_body_after_it(raw, expected, reader):
+    rfile = READERS[reader](raw)
     parsed = head.parse_head(rfile, DEFAULT_MAX_HEADER_BYTES)
     line, framing = parsed.request_line, parsed.framing
     body = bodies.open_body(framing, rfile, DEFAULT_MAX_BODY_BYTES)
@@ -51,10 +71,11 @@ def test_a_valid_head_is_read_and_its_body_after_it(raw, expected):
         assert framing.content_length is None
 
 
+@pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize("raw, expected", INVALID)
-def test_an_invalid_head_is_refused_by_its_rule(raw, expected):
+def test_an_invalid_head_is_refused_by_its_rule(raw, expected, reader):
     with pytest.raises(head.Refusal) as refused:
-        head.parse_head(io.BytesIO(raw), INVALID_MAX_HEADER_BYTES)
+        head.parse_head(READERS[reader](raw), INVALID_MAX_HEADER_BYTES)
     assert (refused.value.status, refused.value.rule) == (expected["status"], expected["rule"])
 
 
@@ -103,7 +124,8 @@ def test_the_longest_record_url_is_read_and_one_byte_more_is_414():
     name, year = "A" * MAX_NAME_URL_BYTES, "-" + "9" * (YEAR_URL_BYTES - 1)
     longest = f"DELETE /api/v1/growth/{name}/{name}/{year} HTTP/1.1\r\n".encode()
     assert len(longest) == MAX_REQUEST_LINE - 1
-    parsed = head.parse_head(io.BytesIO(longest + b"Host: t\r\n\r\n"), DEFAULT_MAX_HEADER_BYTES)
+    parsed = head.parse_head(READERS["arrived"](longest + b"Host: t\r\n\r\n"), DEFAULT_MAX_HEADER_BYTES)
     assert parsed.request_line.target == f"/api/v1/growth/{name}/{name}/{year}"
     with pytest.raises(head.URITooLong):
-        head.parse_head(io.BytesIO(longest.replace(b"/A", b"/AA", 1) + b"Host: t\r\n\r\n"), DEFAULT_MAX_HEADER_BYTES)
+        head.parse_head(READERS["arrived"](longest.replace(b"/A", b"/AA", 1) + b"Host: t\r\n\r\n"),
+                        DEFAULT_MAX_HEADER_BYTES)
