@@ -96,14 +96,15 @@ class Charge:
     def add(self, size: int) -> None:
         """Charge ``size`` bytes more, just received; a 503 when they do not fit."""
         budget = self._budget
-        held = budget.held
-        if held + size > budget.limit:
+        held = budget.held + size
+        if held > budget.limit:
             raise _refusal(_ALL_BODIES)
-        mine = budget.held_by.get(self._client, 0)
-        # At most the percent of what the others leave: limit - (held - mine).
-        if (mine + size) * 100 > budget.client_percent * (budget.limit - held + mine):
+        held_by = budget.held_by
+        mine = held_by.get(self._client, 0) + size
+        # At most the percent of what the others leave: limit - (held - mine), the same with or without size.
+        if mine * 100 > budget.client_percent * (budget.limit - held + mine):
             raise _refusal(_CLIENT_BODIES)
         if size:
-            budget.held = held + size
-            budget.held_by[self._client] = mine + size
+            budget.held = held
+            held_by[self._client] = mine
             self.size += size

@@ -43,9 +43,11 @@ def read_body(req: falcon.Request, max_bytes: int, charge: Charge) -> bytearray:
 
 def request_media_type(req: falcon.Request, accepted: tuple[str, ...]) -> str:
     """The media type of ``req``'s body, lower-case and without parameters; a 415 unless in ``accepted``."""
-    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
-    if media_type not in accepted:
-        raise falcon.HTTPUnsupportedMediaType(description=f"Content-Type must be {' or '.join(accepted)}")
+    media_type = req.content_type
+    if media_type not in accepted:  # sent as it is named (nearly every request): nothing to strip or lower
+        media_type = (media_type or "").split(";", 1)[0].strip().lower()
+        if media_type not in accepted:
+                raise falcon.HTTPUnsupportedMediaType(description=f"Content-Type must be {' or '.join(accepted)}")
     return media_type
 
 
@@ -118,9 +120,13 @@ def _read_bounded(stream: ReadableIO, content_length: int | None, max_bytes: int
         if not part:
             break
         received += len(part)
-        for piece in (part,) if gunzip is None else gunzip.pieces(part, max_bytes - len(body)):
-            charge.add(len(piece))
-            body += piece
+        if gunzip is None:
+            charge.add(len(part))
+            body += part
+        else:
+            for piece in gunzip.pieces(part, max_bytes - len(body)):
+                charge.add(len(piece))
+                body += piece
         if len(body) > max_bytes or received > max_bytes:
             raise _too_large(max_bytes, " once inflated" if len(body) > max_bytes and gunzip else "")
     if gunzip is not None:
