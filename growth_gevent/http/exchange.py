@@ -39,6 +39,8 @@ CLIENT_GONE_ERRNOS = frozenset({errno.EPIPE, errno.ECONNRESET, errno.ETIMEDOUT})
 # safe in a header and a log line; any other is replaced by a new id.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9+/=-]{20,200}")
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"  # the interim answer to Expect: 100-continue
+# The fields the exchange reads itself, besides putting them in the environ: one test a field for the others.
+_READ_HERE = frozenset({"HTTP_X_REQUEST_ID", "HTTP_CONNECTION", "HTTP_EXPECT"})
 
 access_log = logging.getLogger("growth_gevent.access")
 http_log = logging.getLogger("growth_gevent.http")
@@ -93,12 +95,13 @@ class Exchange:
             key = ENVIRON_KEYS.get(name) or environ_key(name)
             if key is None:
                 continue
-            if key == "HTTP_X_REQUEST_ID":
-                offered.append(value)
-            elif key == "HTTP_CONNECTION":
-                connection_field = value.lower()
-            elif key == "HTTP_EXPECT":
-                expect = value
+            if key in _READ_HERE:
+                if key == "HTTP_X_REQUEST_ID":
+                    offered.append(value)
+                elif key == "HTTP_CONNECTION":
+                    connection_field = value.lower()
+                else:
+                    expect = value
             previous = environ.get(key)
             if previous is None:
                 environ[key] = value
