@@ -230,7 +230,7 @@ class JournalLog(WriteLog):
 
     def health(self) -> Health:
         journal = self.journal
-        figures = JournalFigures(journal.records, tuple(journal.fsync_histogram), journal.last_error, journal.size())
+        figures = JournalFigures(journal.records, tuple(journal.fsync_histogram), journal.last_error, journal.size)
         return Health(self.refusal, self._snapshots, journal=figures)
 
     def close(self) -> None:

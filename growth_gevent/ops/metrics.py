@@ -239,7 +239,8 @@ def _cumulative(histogram: Sequence[float], bounds: list[str] = _BOUNDS) -> list
 
 
 def _journal_metrics(journal: JournalFigures) -> Iterator[Metric]:
-    yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk", value=journal.size_bytes)
+    yield GaugeMetricFamily("growth_journal_bytes", "Bytes in the journal's segments on disk",
+                            value=journal.size_bytes())
     yield CounterMetricFamily("growth_journal_records", "Records appended to the journal since start",
                               value=journal.records)
     fsyncs = HistogramMetricFamily("growth_journal_fsync_duration_seconds", "Time of each fsync of the journal")

@@ -14,9 +14,7 @@ from ..core.records import Key, Number, Record
 
 # Records an export reads at a time: what one connection holds of them (a JSON page's worth, ~70 kB).
 EXPORT_BATCH_RECORDS = 250
-# What facets() counts by.
-COUNTRY = "country"
-INDICATOR = "indicator"
+# What facets() counts by: COUNTRY or INDICATOR, the kinds of code a description names (core.descriptions).
 # A facet: a name, its records, its first and last year.
 Facet = tuple[str, int, int, int]
 
@@ -125,7 +123,8 @@ class JournalFigures:
     records: int  # appended since start
     fsync_histogram: tuple[float, ...]  # counts by bucket of FSYNC_BUCKETS, the sum of the durations last
     last_error: tuple[float, str] | None  # (unix time, error) of the last write or fsync that failed
-    size_bytes: int  # of the log on disk
+    # the bytes of the log on disk, read when asked: /metrics does, /ready and the status route do not
+    size_bytes: Callable[[], int]
 
 
 @dataclass(frozen=True)

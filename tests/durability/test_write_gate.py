@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from growth_gevent.durability.journal import Journal
 from growth_gevent.stores.base import SnapshotStatus, WritesRefused
 from tests.helpers.recovering import opened
 from tests.helpers.support import WAIT_SECONDS
@@ -70,3 +71,16 @@ def test_initial_data_is_loaded_even_while_writes_are_refused(tmp_path):
     finally:
         store.close()
 
+
+
+def test_health_reads_the_journals_size_on_disk_only_when_asked(tmp_path, monkeypatch):
+    # /ready and the status route read health() on every request; only /metrics shows the size.
+    store = opened(str(tmp_path / "growth.snapshot"))
+    listings = []
+    monkeypatch.setattr(Journal, "size", lambda journal: listings.append(journal) or 0)
+    try:
+        health = store.health()
+        assert listings == []
+        assert health.journal is not None and health.journal.size_bytes() == 0 and len(listings) == 1
+    finally:
+        store.close()
