@@ -12,9 +12,10 @@ from urllib.parse import quote
 
 import falcon
 
+from ..core.descriptions import COUNTRY, INDICATOR
 from ..core.loop import let_io_run
 from ..core.records import Record, as_record
-from ..stores.base import COUNTRY, INDICATOR, Store
+from ..stores.base import Store
 from . import csv_format, params
 from .representation import CSV, FORMATS, JSON, NDJSON, dumps, negotiate
 

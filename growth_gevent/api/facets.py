@@ -5,9 +5,9 @@ descriptions, a JSON merge patch (RFC 7396) of ``{code: {field: text or null} or
 
 import falcon
 
+from ..core.descriptions import COUNTRY, INDICATOR, parse_patch
 from ..core.descriptions import FIELDS as DESCRIBED
-from ..core.descriptions import parse_patch
-from ..stores.base import COUNTRY, INDICATOR, Store
+from ..stores.base import Store
 from . import params
 from .body_budget import BodyBudget
 from .body_reader import read_body, request_media_type

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import falcon
 
-from ..stores.base import COUNTRY, INDICATOR
+from ..core.descriptions import COUNTRY, INDICATOR
 from . import explore, resources, swagger_ui
 from .export import Export
 from .facets import Facets

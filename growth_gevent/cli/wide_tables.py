@@ -43,7 +43,6 @@ _SHOWN_COLUMNS = 12
 class Layout:
     """The columns of a wide table: the codes, and the names beside them where the layout has them."""
 
-    title: str
     country: str
     indicator: str
     country_name: str | None = None
@@ -56,9 +55,8 @@ class Layout:
                                            self.units, self.scale) if column)
 
 
-WEO = Layout("the IMF's World Economic Outlook", "ISO", "WEO Subject Code", "Country", "Subject Descriptor", "Units",
-             "Scale")
-WORLD_BANK = Layout("the World Bank's indicators", "Country Code", "Indicator Code", "Country Name", "Indicator Name")
+WEO = Layout("ISO", "WEO Subject Code", "Country", "Subject Descriptor", "Units", "Scale")  # the IMF's WEO
+WORLD_BANK = Layout("Country Code", "Indicator Code", "Country Name", "Indicator Name")  # the World Bank's
 KNOWN = (WEO, WORLD_BANK)
 
 
@@ -77,15 +75,16 @@ def recognise(head: bytes, path: str, country: str | None = None, indicator: str
         raise BadFile("an Excel workbook, not text: save it as CSV (or load the IMF's .xls, which is text)")
     text = head.decode(encoding_of(head), errors="ignore")  # a header is ASCII; the head may end mid-character
     lines = text.splitlines()[:HEAD_LINES]
-    wanted = (Layout("the table", country, indicator),) if country and indicator else KNOWN
+    wanted = (Layout(country, indicator),) if country and indicator else KNOWN
     first: list[str] | None = None
     for number, line in enumerate(lines):
-        columns = [column.strip() for column in next(csv.reader([line], delimiter=_delimiter(line)), [])]
+        delimiter = _delimiter(line)
+        columns = [column.strip() for column in next(csv.reader([line], delimiter=delimiter), [])]
         if first is None and any(columns):
             first = columns
         for layout in wanted:
             if layout.country in columns and layout.indicator in columns:
-                return Found(layout, number, _delimiter(line))
+                return Found(layout, number, delimiter)
     expected = country is not None or indicator is not None or path.lower().endswith(".xls")
     if first is None or not expected and (not any(_YEAR.fullmatch(column) for column in first)
                                           or {"year", "value"} <= {column.lower() for column in first}):

@@ -9,8 +9,9 @@ import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
+from growth_gevent.core.descriptions import COUNTRY, INDICATOR
 from growth_gevent.durability import journal as journal_module
-from growth_gevent.stores.base import COUNTRY, INDICATOR, WritesRefused
+from growth_gevent.stores.base import WritesRefused
 from growth_gevent.stores.memory.reads import SERIES_PER_SLICE
 from growth_gevent.testing import wait_for
 from tests.helpers.durability import GatedFsync

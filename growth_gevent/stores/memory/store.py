@@ -3,11 +3,10 @@
 import logging
 from collections.abc import Iterator
 
-from ...core.descriptions import Description, Descriptions, Patch
+from ...core.descriptions import COUNTRY, Description, Descriptions, Patch
 from ...core.loop import let_io_run
 from ...core.records import Key, Number, Record
 from ..base import (
-    COUNTRY,
     EXPORT_BATCH_RECORDS,
     JOBS_KEPT,
     BulkQueueFull,

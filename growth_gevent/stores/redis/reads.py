@@ -18,8 +18,9 @@ from typing import Any
 
 import ujson
 
+from ...core.descriptions import COUNTRY
 from ...core.records import Key, Number, Record
-from ..base import COUNTRY, EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
+from ..base import EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
 from . import scripts
 from .keys import DATA_MARKER, GENERATION, LAYOUT_VERSION, PREFIX, VERSION, series_key
 from .tally_build import TallyBuild
