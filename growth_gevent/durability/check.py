@@ -70,7 +70,7 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
         return _forget(path, say)
     nothing = _nothing_at(path)
     if nothing is not None:
-        say(f"cannot check: {nothing}")
+        say(f"cannot check: {nothing[0]}")
         return DAMAGED
     if repair:
         try:
@@ -125,21 +125,21 @@ def check(path: str, repair: bool = False, policy: str = ALWAYS, say: Callable[[
     return status
 
 
-def _nothing_at(path: str) -> str | None:
+def _nothing_at(path: str) -> tuple[str, bool] | None:
     """Why there is nothing to check at ``path`` (a missing folder, a folder, no snapshot and no segment:
-    a typo, most likely), or None."""
+    a typo, most likely), and whether the folder shows that a store lived there; or None."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        return f"{path} is a folder; give the snapshot file's path (GROWTH_SNAPSHOT), its segments beside it"
+        return f"{path} is a folder; give the snapshot file's path (GROWTH_SNAPSHOT), its segments beside it", False
     if not os.path.isdir(folder):
-        return f"the folder {folder} does not exist"
+        return f"the folder {folder} does not exist", False
     try:
         segments = segment_numbers(path)
     except OSError as error:
-        return f"cannot read the folder {folder}: {error}"
+        return f"cannot read the folder {folder}: {error}", False
     if not os.path.exists(path) and not segments:
-        return (store_gone(path, lock_file_found=os.path.exists(path + LOCK_SUFFIX))
-                or f"no snapshot {path} and no journal segment {path}{SEGMENT_INFIX}N beside it")
+        gone = store_gone(path, lock_file_found=os.path.exists(path + LOCK_SUFFIX))
+        return gone or f"no snapshot {path} and no journal segment {path}{SEGMENT_INFIX}N beside it", gone is not None
     return None
 
 
@@ -149,8 +149,9 @@ def _forget(path: str, say: Callable[[str], object]) -> int:
         say(f"cannot forget: the store at {path} has its snapshot or journal segments; move them away first "
             "(`--forget` removes nothing else)")
         return DAMAGED
-    if store_gone(path, lock_file_found=os.path.exists(path + LOCK_SUFFIX)) is None:
-        say(f"cannot forget: {nothing}")
+    why, store_lived_here = nothing
+    if not store_lived_here:
+        say(f"cannot forget: {why}")
         return DAMAGED
     try:
         lock = SnapshotLock(path)  # noqa: F841 (held until the marker is removed)
