@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from ..api import csv_format
-from ..core.descriptions import COUNTRY, INDICATOR, Descriptions
+from ..core.descriptions import COUNTRY, INDICATOR, Descriptions, parse_patch
 from ..core.records import InvalidRecord, check_name
 from .bulk_parts import BadFile, Part, packed
 
@@ -195,7 +195,7 @@ class WideFile:
                     if problem:
                         raise BadFile(f"line {reader.line_num}: {problem}")
                 if keep:
-                    self._keep_names(row, at, country, indicator)
+                    self._keep_names(row, at, country, indicator, reader.line_num)
                 writer.writerow((country, indicator, ""))  # the names quoted as CSV needs, once a row
                 prefix = buffer.getvalue()[:-2].encode()
                 buffer.seek(0)
@@ -213,15 +213,20 @@ class WideFile:
                         self._years.append(year)
                     yield b"%s%s,%d\r\n" % (prefix, cell.encode(), year)
 
-    def _keep_names(self, row: list[str], at: dict[str, int], country: str, indicator: str) -> None:
+    def _keep_names(self, row: list[str], at: dict[str, int], country: str, indicator: str, line: int) -> None:
+        """The row's names kept as a patch, checked as an NDJSON file's or a PATCH's are; BadFile naming ``line``."""
         layout = self._found.layout
 
         def cell(column: str | None) -> str:
             return row[at[column]].strip() if column in at and at[column] < len(row) else ""
 
-        if cell(layout.country_name):
-            self.names.held[COUNTRY][country.upper()] = {"name": cell(layout.country_name)}
-        described = {"name": cell(layout.indicator_name), "units": cell(layout.units), "scale": cell(layout.scale)}
-        described = {key: text for key, text in described.items() if text}
-        if described:
-            self.names.held[INDICATOR][indicator.upper()] = described
+        country_fields = {"name": cell(layout.country_name)}
+        indicator_fields = {"name": cell(layout.indicator_name), "units": cell(layout.units),
+                            "scale": cell(layout.scale)}
+        for by, code, cells in ((COUNTRY, country, country_fields), (INDICATOR, indicator, indicator_fields)):
+            fields = {field: text for field, text in cells.items() if text}
+            if fields:
+                try:
+                    self.names.apply(by, parse_patch(by, {code: fields}))
+                except InvalidRecord as error:
+                    raise BadFile(f"line {line}: {error}") from None

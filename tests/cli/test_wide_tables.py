@@ -87,3 +87,10 @@ def test_a_cell_with_a_comma_that_is_no_thousands_separator_is_not_a_number():
     data = wide_files.weo_latin1().replace(b"4.989", b"4,98")
     with pytest.raises(BadFile, match=r"line 3, year 2021: Value must be a number, not '4,98'"):
         read(data)
+
+
+def test_a_name_the_api_would_refuse_is_named_by_its_line_before_anything_is_sent():
+    # The names go through the same check as an NDJSON file's and a PATCH's, not only the records.
+    data = wide_files.weo_latin1().replace(b"Gross domestic product, constant prices\t", b"G" * 301 + b"\t", 1)
+    with pytest.raises(BadFile, match=r"line 2: NGDP_R: name must be at most 300 characters"):
+        read(data)
