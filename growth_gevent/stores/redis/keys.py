@@ -55,7 +55,7 @@ YEAR_RANGES = PREFIX + "years"
 VERSION = PREFIX + "version"
 # The layout this code writes: 2 keeps the facet tallies (absent: 1, before them).
 LAYOUT_VERSION = 2
-TALLY_BUILD = PREFIX + "tally_build"
+# growth:tally_build holds the cursor and lock of the build of an older store's tallies (build_tallies.lua).
 GENERATION = PREFIX + "generation"
 JOBS = PREFIX + "jobs"
 BULK = PREFIX + "bulk"
@@ -70,11 +70,6 @@ MAX_GROUP_FIELDS = 4000
 
 def series_key(country: str, indicator: str) -> str:
     return f"{SERIES_PREFIX}{country}/{indicator}"
-
-
-def tally_keys(kind: str, name: str) -> tuple[str, str]:
-    """The facet tally of a country or an indicator (``kind``): its counts hash and its years' sorted set."""
-    return f"{PREFIX}tally:{kind}:{name}", f"{PREFIX}tally:{kind}-years:{name}"
 
 
 def new_keys_key(country: str, indicator: str) -> str:

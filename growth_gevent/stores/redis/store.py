@@ -38,7 +38,7 @@ from ..base import (
 )
 from . import descriptions, scripts
 from .cache import ReadCache
-from .connection import Connect, Connection, ask, open_connection
+from .connection import LOST, Connect, Connection, ask, open_connection
 from .errors import available
 from .keys import (
     BULK,
@@ -88,6 +88,9 @@ def _with_scripts(connect: Connect) -> Connection:
             ask(connection, "SCRIPT", "LOAD", script.source)
     except redis.ResponseError:
         pass  # SCRIPT refused (a managed Redis may rename it)
+    except LOST:
+        connection.close()  # not left to the collector: a connection lost while it loads is closed at once
+        raise
     return connection
 
 
