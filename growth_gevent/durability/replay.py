@@ -299,7 +299,7 @@ def verify_chain(snapshot_path: str, first: int, numbers: list[int], segments: l
                                  "fsynced before the next begins)")
         if segment.follows is None:
             continue
-        previous, length, crc = segment.follows
+        previous = segment.follows[0]
         if previous != number - 1:
             raise JournalDamaged(f"{segment.path} is damaged: its link at byte {len(SEGMENT_MAGIC)} names segment "
                                  f"{previous} before it")

@@ -93,9 +93,8 @@ class SnapshotLock:
         try:
             fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # a server of a version before the folder lock
-            owner = self._file.read().strip()
             self.close()
-            raise self._in_use(owner if owner.isdigit() else None, f"which holds the lock {self.lock_path}") from None
+            raise self._in_use(_pid_in(self.lock_path), f"which holds the lock {self.lock_path}") from None
         self._file.truncate(0)
         self._file.write(f"{os.getpid()}\n")
         self._file.flush()
