@@ -24,7 +24,7 @@ import zlib
 
 from .journal import fsync_directory_of
 from .journal_format import SEGMENT_INFIX, segment_numbers
-from .snapshot_lock import LOCK_SUFFIX
+from .snapshot_lock import LOCK_SUFFIX, replaced_durably
 
 MARKER_SUFFIX = ".id"
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
@@ -96,16 +96,10 @@ def read_marker(snapshot_path: str) -> str | None:
 
 
 def write_marker(snapshot_path: str, store: str) -> None:
-    """Write the marker durably: a temporary file, fsynced, renamed, the folder fsynced."""
+    """Write the marker durably, as the snapshot is written (:func:`.snapshot_lock.replaced_durably`)."""
     line = b"growth-gevent store %s\n" % store.encode()
-    path = marker_path(snapshot_path)
-    temporary = path + ".tmp"
-    with open(temporary, "wb") as marker:
+    with replaced_durably(marker_path(snapshot_path)) as marker:
         marker.write(line + b"crc32 %08x\n" % zlib.crc32(line))
-        marker.flush()
-        os.fsync(marker.fileno())
-    os.replace(temporary, path)
-    fsync_directory_of(path)
 
 
 def store_gone(snapshot_path: str, lock_file_found: bool) -> str | None:

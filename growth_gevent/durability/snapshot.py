@@ -42,7 +42,7 @@ from ..core.descriptions import Description
 from ..core.logs import ThrottledLog
 from ..core.records import Key, Number, Record, check_name, is_finite_number
 from .identity import STORE_ID, new_store_id
-from .journal import Batch, JournalFailed, fsync_directory_of
+from .journal import Batch, JournalFailed
 from .journal_format import described
 
 # The lock and the errors, in a module of their own, named here too as they always were.
@@ -50,6 +50,7 @@ from .snapshot_lock import LOCK_SUFFIX as LOCK_SUFFIX
 from .snapshot_lock import SnapshotError as SnapshotError
 from .snapshot_lock import SnapshotInUse as SnapshotInUse
 from .snapshot_lock import SnapshotLock as SnapshotLock
+from .snapshot_lock import replaced_durably
 from .snapshot_lock import temporary_path as temporary_path
 
 Described = dict[str, dict[str, Description]]  # by -> code -> description
@@ -78,37 +79,26 @@ def write_snapshot(path: str, items: list[Record], journal: int | None = None,
 
     The caller must own ``path`` (hold its :class:`SnapshotLock`), or know that nothing else writes it.
     """
-    temporary = temporary_path(path)
-    # Readable by the service's user only, as the snapshot it becomes.
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with open(descriptor, "wb") as output:
-            checksum = 0
+    with replaced_durably(path) as output:
+        checksum = 0
 
-            def write(data: bytes) -> None:
-                nonlocal checksum
-                checksum = zlib.crc32(data, checksum)
-                output.write(data)
+        def write(data: bytes) -> None:
+            nonlocal checksum
+            checksum = zlib.crc32(data, checksum)
+            output.write(data)
 
-            write(b'{"format":"%s","version":%d,"store":"%s","count":%d,%s%s"records":['
-                  % (FORMAT.encode(), VERSION, (store or new_store_id()).encode(), len(items),
-                     b"" if journal is None else b'"journal":%d,' % journal,
-                     b'"descriptions":%s,' % ujson.dumps(descriptions, ensure_ascii=False).encode()
-                     if descriptions and any(descriptions.values()) else b""))
-            for start in range(0, len(items), ROWS_PER_WRITE):
-                rows = [[c, i, y, v] for (c, i, y), v in items[start:start + ROWS_PER_WRITE]]
-                if start:
-                    write(b",")
-                write(ujson.dumps(rows, escape_forward_slashes=False)[1:-1].encode())
-            write(b"]}\n")
-            output.write(b"crc32 %08x\n" % checksum)
-            output.flush()
-            os.fsync(output.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    fsync_directory_of(path)  # the rename itself is durable only once the folder's entry is
+        write(b'{"format":"%s","version":%d,"store":"%s","count":%d,%s%s"records":['
+              % (FORMAT.encode(), VERSION, (store or new_store_id()).encode(), len(items),
+                 b"" if journal is None else b'"journal":%d,' % journal,
+                 b'"descriptions":%s,' % ujson.dumps(descriptions, ensure_ascii=False).encode()
+                 if descriptions and any(descriptions.values()) else b""))
+        for start in range(0, len(items), ROWS_PER_WRITE):
+            rows = [[c, i, y, v] for (c, i, y), v in items[start:start + ROWS_PER_WRITE]]
+            if start:
+                write(b",")
+            write(ujson.dumps(rows, escape_forward_slashes=False)[1:-1].encode())
+        write(b"]}\n")
+        output.write(b"crc32 %08x\n" % checksum)
 
 
 class Loaded(NamedTuple):

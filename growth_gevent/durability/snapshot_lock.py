@@ -25,6 +25,10 @@ import os
 import struct
 import time
 import zlib
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from .journal import fsync_directory_of
 
 LOCK_SUFFIX = ".lock"
 # How long a starter waits for its turn at the folder's flock: a turn takes two fcntl calls, so only
@@ -46,6 +50,25 @@ def temporary_path(path: str) -> str:
     """Where ``path`` is written before it is renamed into place: one name, since one process owns it."""
     directory, name = os.path.split(os.path.abspath(path))
     return os.path.join(directory, f".{name}.tmp")
+
+
+@contextlib.contextmanager
+def replaced_durably(path: str) -> Iterator[BinaryIO]:
+    """A file written in ``path``'s place: into its temporary (readable by the service's user only), fsynced,
+    renamed over ``path``, then the folder fsynced; the temporary removed if the writing fails. The caller
+    owns ``path`` (its :class:`SnapshotLock`), or knows that nothing else writes it."""
+    temporary = temporary_path(path)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with open(descriptor, "wb") as output:
+            yield output
+            output.flush()
+            os.fsync(output.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    fsync_directory_of(path)  # the rename itself is durable only once the folder's entry is
 
 
 class SnapshotLock:
