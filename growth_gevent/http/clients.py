@@ -6,6 +6,7 @@ interface identifier), rather than each of its 2**64 addresses.
 """
 
 import ipaddress
+import re
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -14,6 +15,9 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 _IPV6_HOST_BITS = 64
 # The bits of ::ffff:0:0/96 before the IPv4 address that an IPv4-mapped IPv6 address holds.
 _MAPPED_PREFIX = 96
+# ``[IPv6]``, ``[IPv6]:port`` or ``IPv4:port``: the address without its brackets, and the port.
+_WITH_PORT = re.compile(r"\[([^\]]*)\](?::([0-9]{1,5}))?|([0-9.]+):([0-9]{1,5})")
+_MAX_PORT = 65535
 
 
 class TrustedRouters:
@@ -66,8 +70,17 @@ class TrustedRouters:
 
 
 def _address(text: str) -> Address | None:
+    """The address of an ``X-Forwarded-For`` element or a socket's peer: ``IPv4``, ``IPv6``, ``[IPv6]``, and with
+    a port as some routers append it (``IPv4:port``, ``[IPv6]:port``); None for anything else. An IPv6
+    address with a port but no brackets cannot be told from one without: not read."""
+    match = _WITH_PORT.fullmatch(text)
+    if match is not None:
+        bracketed, port, ipv4, ipv4_port = match.groups()
+        if int(port or ipv4_port or 0) > _MAX_PORT:
+            return None
+        text = bracketed if ipv4 is None else ipv4
     try:
-        address = ipaddress.ip_address(text[1:-1] if text.startswith("[") and text.endswith("]") else text)
+        address = ipaddress.ip_address(text)
     except ValueError:
         return None
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:

@@ -29,6 +29,13 @@ def test_the_routers_whose_header_is_believed(allowed, peer, trusted):
     ("*", " 2001:DB8::7 ", "2001:db8::7"), ("*", "[2001:db8::7]", "2001:db8::7"),
     # No address where the client's should be: the router's own, never a key the client chose.
     ("*", "1.2.3.4, not-an-address", "10.0.0.1"), ("*", "", "10.0.0.1"), ("10.0.0.0/8", "10.0.0.9", "10.0.0.1"),
+    # Routers that append the address with its port (Azure's, some proxies'): the address is the client.
+    ("*", "198.51.100.7:51234", "198.51.100.7"), ("*", "[2001:db8::7]:443", "2001:db8::7"),
+    ("10.0.0.0/8", "198.51.100.7:80, 10.0.0.5:8080", "198.51.100.7"),
+    # Not a port: the router's own address, as for any other garbage.
+    ("*", "198.51.100.7:", "10.0.0.1"), ("*", "198.51.100.7:http", "10.0.0.1"),
+    ("*", "198.51.100.7:123456", "10.0.0.1"), ("*", "198.51.100.7:65536", "10.0.0.1"),
+    ("*", "[2001:db8::7]:", "10.0.0.1"), ("*", "[2001:db8::7]x", "10.0.0.1"), ("*", "2001:db8::7:99999", "10.0.0.1"),
 ])
 def test_the_client_is_the_right_most_forwarded_address_that_is_not_a_routers(allowed, forwarded_for, client):
     assert TrustedRouters.parse(allowed).client("10.0.0.1", forwarded_for) == client
