@@ -1,11 +1,13 @@
 """Wide tables for ``load``: one row per country and indicator, one column per year, with the names beside the
 codes, as the IMF and the World Bank publish them; read as a stream of records and sent in parts.
 
-Two layouts are known by their columns, the IMF's World Economic Outlook "all countries" file (tab-separated
+Three layouts are known by their columns, the IMF's World Economic Outlook "all countries" file (tab-separated
 text despite its ``.xls`` name, Latin-1, or UTF-16 with a byte order mark since October 2020; a source line at
-its end) and the World Bank's indicator CSV (a UTF-8 byte order mark, a preamble before the header, a trailing
-comma on every line); any other is read when ``--country-column`` and ``--indicator-column`` name its code
-columns. The year columns are those whose header is a year. A cell that is empty, ``n/a``, ``--`` or ``..`` is a
+its end), the World Bank's indicator CSV (a UTF-8 byte order mark, a preamble before the header, a trailing
+comma on every line) and its DataBank extract (``Series Code``, years headed ``1990 [YR1990]``, ``..`` for a
+missing value, lines on the source at its end); any other is read when ``--country-column`` and
+``--indicator-column`` name its code columns. The year columns are those whose header is a year (or
+DataBank's form of one). A cell that is empty, ``n/a``, ``--`` or ``..`` is a
 missing value, not a record; thousands separators (``1,873.288``) are dropped.
 
 The file is read twice, never held whole: once to check every record with the server's own CSV parser (a bad
@@ -31,7 +33,8 @@ from .bulk_parts import BadFile, Part, packed
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 10
 MISSING = frozenset({"", "n/a", "--", ".."})
-_YEAR = re.compile(r"[0-9]{1,9}")
+# A year column's header: the year, or DataBank's ``1990 [YR1990]``.
+_YEAR = re.compile(r"([0-9]{1,9})(?: \[YR\1\])?")
 # A number as JSON writes it, or with thousands separators.
 _THOUSANDS = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")
 _CSV_SPECIAL = re.compile('[",\r\n]')
@@ -57,7 +60,14 @@ class Layout:
 
 WEO = Layout("ISO", "WEO Subject Code", "Country", "Subject Descriptor", "Units", "Scale")  # the IMF's WEO
 WORLD_BANK = Layout("Country Code", "Indicator Code", "Country Name", "Indicator Name")  # the World Bank's
-KNOWN = (WEO, WORLD_BANK)
+DATABANK = Layout("Country Code", "Series Code", "Country Name", "Series Name")  # a World Bank DataBank extract
+KNOWN = (WEO, WORLD_BANK, DATABANK)
+
+
+def year_of(column: str) -> int | None:
+    """The year a column's header names, if it is a year column."""
+    match = _YEAR.fullmatch(column)
+    return None if match is None else int(match[1])
 
 
 def encoding_of(head: bytes) -> str:
@@ -86,7 +96,7 @@ def recognise(head: bytes, path: str, country: str | None = None, indicator: str
             if layout.country in columns and layout.indicator in columns:
                 return Found(layout, number, delimiter)
     expected = country is not None or indicator is not None or path.lower().endswith(".xls")
-    if first is None or not expected and (not any(_YEAR.fullmatch(column) for column in first)
+    if first is None or not expected and (not any(year_of(column) is not None for column in first)
                                           or {"year", "value"} <= {column.lower() for column in first}):
         if expected:
             raise BadFile("an empty table: no header found")
@@ -182,8 +192,8 @@ class WideFile:
                     if reader.line_num > found.header_line:
                         header = [column.strip() for column in row]
                         at = {column: header.index(column) for column in layout.names() if column in header}
-                        years = [(position, int(column)) for position, column in enumerate(header)
-                                 if _YEAR.fullmatch(column)]
+                        years = [(position, year) for position, year in enumerate(map(year_of, header))
+                                 if year is not None]
                     continue
                 if len(row) <= max(at[layout.country], at[layout.indicator]):
                     if any(cell.strip() for cell in row[1:]):

@@ -41,6 +41,20 @@ def test_the_world_bank_file_is_read_after_its_preamble_with_its_names():
     assert table.names.held["indicator"] == wide_files.WORLD_BANK_INDICATORS
 
 
+def test_a_databank_extract_is_read_with_its_bracketed_years_and_names():
+    records, _, table = read(wide_files.databank_csv(), "Data_Extract_From_World_Development_Indicators.csv")
+    assert records == wide_files.WORLD_BANK_RECORDS
+    assert table.names.held["country"] == wide_files.WORLD_BANK_COUNTRIES
+    assert table.names.held["indicator"] == wide_files.WORLD_BANK_INDICATORS
+
+
+@pytest.mark.parametrize("header, year", [
+    ("1960", 1960), ("1960 [YR1960]", 1960), ("1960 [YR1961]", None), ("1960 [yr1960]", None), ("[YR1960]", None),
+    ("1960 [YR1960", None), ("Country Code", None)])
+def test_a_year_column_is_a_year_or_databanks_form_of_one(header, year):
+    assert wide_tables.year_of(header) == year
+
+
 def test_a_table_is_sent_in_parts_under_the_limits():
     records, sizes, _ = read(wide_files.weo_latin1(), max_records=2)
     assert sizes == [2, 2, 2]

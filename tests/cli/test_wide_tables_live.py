@@ -33,13 +33,14 @@ def test_the_imf_and_world_bank_files_load_as_published(server, tmp_path):
     (tmp_path / "WEOOct2023all.xls").write_bytes(wide_files.weo_latin1())
     (tmp_path / "WEOApr2024all.xls").write_bytes(wide_files.weo_utf16())
     (tmp_path / "API_NY.GDP.MKTP.KD.ZG_DS2_en_csv_v2.csv").write_bytes(wide_files.world_bank_csv())
+    (tmp_path / "Data_Extract_From_World_Development_Indicators.csv").write_bytes(wide_files.databank_csv())
 
     result = run_upload(*sorted(tmp_path.iterdir()), "--url", url_of(server), "--max-body", "200")
 
     assert result.returncode == 0, result.stderr
     total = len(wide_files.WEO_RECORDS) + len(wide_files.WORLD_BANK_RECORDS)
-    sent = 2 * len(wide_files.WEO_RECORDS) + len(wide_files.WORLD_BANK_RECORDS)
-    assert result.stdout.splitlines()[-1] == f"loaded {sent} records from 3 files (status complete, size {total})"
+    sent = 2 * len(wide_files.WEO_RECORDS) + 2 * len(wide_files.WORLD_BANK_RECORDS)
+    assert result.stdout.splitlines()[-1] == f"loaded {sent} records from 4 files (status complete, size {total})"
     assert size_of(server) == total
     assert stored(server, wide_files.WEO_RECORDS) == wide_files.WEO_RECORDS
     assert stored(server, wide_files.WORLD_BANK_RECORDS) == wide_files.WORLD_BANK_RECORDS
@@ -70,6 +71,7 @@ def described(server):
 def test_the_names_the_files_give_are_served_with_the_facets(server, tmp_path):
     (tmp_path / "WEOOct2023all.xls").write_bytes(wide_files.weo_utf16())
     (tmp_path / "API_NY.GDP.MKTP.KD.ZG_DS2_en_csv_v2.csv").write_bytes(wide_files.world_bank_csv())
+    (tmp_path / "Data_Extract_From_World_Development_Indicators.csv").write_bytes(wide_files.databank_csv())
 
     result = run_upload(*sorted(tmp_path.iterdir()), "--url", url_of(server))
 

@@ -76,3 +76,16 @@ def world_bank_csv() -> bytes:
             + "".join(line(name, code, indicator, indicator_code, *values)
                       for name, code, indicator, indicator_code, values in WORLD_BANK_ROWS))
     return ("\ufeff" + text).encode("utf-8")
+
+
+def databank_csv() -> bytes:
+    """A World Bank DataBank extract (``Data_Extract_From_World_Development_Indicators``): the series' name and
+    code first, years as ``1961 [YR1961]``, ``..`` for a missing value, two lines on the source at the end."""
+    def line(*fields: str) -> str:
+        return ",".join(f'"{field}"' for field in fields) + "\r\n"
+    years = [f"{year} [YR{year}]" for year in WORLD_BANK_YEARS]
+    rows = "".join(line(indicator, indicator_code, name, code, *(value or ".." for value in values))
+                   for name, code, indicator, indicator_code, values in WORLD_BANK_ROWS)
+    text = (line("Series Name", "Series Code", "Country Name", "Country Code", *years) + rows + "\r\n\r\n"
+            + line("Data from database: World Development Indicators") + line("Last Updated: 12/18/2023"))
+    return ("\ufeff" + text).encode("utf-8")
