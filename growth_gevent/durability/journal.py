@@ -39,6 +39,11 @@ class JournalFailed(Exception):
     """A record could not be written (disk full, I/O error): the writes waiting for it were undone."""
 
 
+class FolderReplaced(OSError):
+    """The snapshot's folder is no longer the one this process started in: what it wrote now would be where
+    the next start does not look."""
+
+
 class Batch(Generic[Undo]):
     """Records written together: waiters block in :meth:`wait` until the batch is written (and
     fsynced, by the policy), or failed."""
@@ -109,11 +114,15 @@ class Journal(Generic[Undo]):
         self.failure_log = ThrottledLog(1, FAILURE_LOG_SECONDS, log)
         self._flusher = None
         self.stamp: Stamp = (None, None)  # the store and the boot, in every segment's link
+        self._folder = os.path.dirname(os.path.abspath(snapshot_path))
+        self._folder_identity = (0, 0)  # its device and inode as this process started, checked before each batch
 
     def start(self, number: int, header: bytes, follows: Link, stamp: Stamp) -> None:
         """Begin segment ``number`` with ``header``, durably, before serving; ``follows``: its link, to the
         segment before it as replay left it; ``stamp``: the store's identity and this boot's id. Blocking."""
         self.stamp = stamp
+        found = os.stat(self._folder)
+        self._folder_identity = (found.st_dev, found.st_ino)
         self._open(number, follows)
         self._write_all(header)
         self._fsync()
@@ -219,6 +228,7 @@ class Journal(Generic[Undo]):
         self._batch_start, self._batch_start_crc = self._written, self._crc
         ending = None  # the segment this batch ends, kept until the one it begins is written
         try:
+            self._check_folder()
             if segment is not None:
                 if self._excess:  # a segment that has a successor ends where its link says: cut what failed
                     os.ftruncate(self._file(), self._written)
@@ -244,6 +254,20 @@ class Journal(Generic[Undo]):
             else:
                 self._abandon_segment(*ending)
             return error, fsyncs
+
+    def _check_folder(self) -> None:
+        """FolderReplaced unless the snapshot's folder is still the one the segments are in: one moved away or
+        removed (the segment's descriptor writes on into it) and made again under its name would hold none of
+        this batch, nor the snapshot that follows; moved back, it is the same folder again."""
+        try:
+            found = os.stat(self._folder)
+            identity = (found.st_dev, found.st_ino)
+        except FileNotFoundError:
+            identity = None
+        if identity != self._folder_identity:
+            raise FolderReplaced(f"the folder {self._folder} was removed or replaced since this server started: "
+                                 f"nothing written now would be found by the next start; put it back where it was, and "
+                                 f"writes are accepted again once a snapshot is written there")
 
     def _abandon_segment(self, descriptor: int, number: int, written: int, crc: int) -> None:
         """Go back to segment ``number`` after the next one failed to start: remove what was created of

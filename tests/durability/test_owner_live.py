@@ -3,8 +3,10 @@ cannot be removed from under it while it holds files there; a second server on t
 start even after every file beside the data that is not the data was removed, and the first one's
 acknowledged writes survive its kill -9."""
 
-from growth_gevent.testing import start_fails
+from growth_gevent.testing import start_fails, wait_for
 from tests.helpers.durability import check, put
+
+STATUS = "/api/v1/growth/post/status"
 
 
 def test_a_second_server_refuses_to_start_after_every_file_beside_the_data_was_removed(servers, tmp_path):
@@ -42,3 +44,32 @@ def test_stores_in_one_folder_run_side_by_side_and_each_refuses_a_second_server(
         assert refused.returncode == 2, refused.stderr
         assert (f"is in use by another process (pid {server.process.pid}), which holds the lock on its folder "
                 f"{tmp_path}") in refused.stderr
+
+
+def test_a_folder_moved_away_under_a_running_server_refuses_writes_until_it_is_back(servers, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    snapshot = folder / "growth.snapshot"
+    first = servers(GROWTH_SNAPSHOT=str(snapshot), GROWTH_FSYNC="always", GROWTH_SNAPSHOT_INTERVAL="1")
+    for year in range(5):
+        assert put(first, year, year)[0] == 201
+    folder.rename(tmp_path / "moved")  # an operator's mv, then a new folder of the old name
+    folder.mkdir()
+
+    status, body = put(first, 5, 5)  # its journal would be in the moved folder: the next start would not see it
+    assert status == 503, body
+    assert f"the folder {folder} was removed or replaced" in body["msg"]
+    assert first.request_json("GET", "/ready")[0] == 503
+    assert first.request_json("GET", "/api/v1/growth/A/B/5")[0] == 404  # undone, as any write that failed
+    def snapshot_failed():  # the snapshotter's attempt, at the interval, fails the same way
+        return "removed or replaced" in (first.request_json("GET", STATUS)[1]["snapshot error"] or "")
+    wait_for(snapshot_failed, timeout=30, interval=0.2)
+    assert list(folder.iterdir()) == []  # nothing written into a folder this server does not hold
+
+    folder.rmdir()
+    (tmp_path / "moved").rename(folder)  # back: the snapshot retried succeeds, and writes are accepted again
+    wait_for(lambda: put(first, 6, 6)[0] == 201, timeout=60, interval=0.5)
+    first.process.kill()
+    first.process.wait()
+    again = servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert again.request_json("GET", "/api/v1/growth/size") == (200, {"size": 6})
