@@ -276,3 +276,34 @@ def test_everysec_fsyncs_once_a_second_what_it_acknowledged_and_always_before_ea
     written = time.monotonic()
     wait_for(lambda: fsyncs(everysec) > everysec.after, timeout=3)
     assert time.monotonic() - written < 1.5  # what was acknowledged was on disk about a second later
+
+
+def names(server):
+    facet = server.request_json("GET", "/api/v1/growth/countries")[1]["items"]
+    return {item["Country"]: item.get("name") for item in facet}
+
+
+def test_a_full_disk_refuses_a_names_patch_whole_and_what_was_acknowledged_survives_kill_9(servers, tmp_path):
+    snapshot = tmp_path / "growth.snapshot"
+    # A snapshot far larger than the segment: the one tried after the failure fails too.
+    write_snapshot(str(snapshot), [(("C", "D", year), year) for year in range(200)])
+    server = servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert server.request_json("PATCH", "/api/v1/growth/countries", {"C": {"name": "Cee"}})[0] == 204
+    [segment] = snapshot.parent.glob("growth.snapshot.journal.*")
+    file_size_limit(server, segment.stat().st_size + 5)
+
+    status, body = server.request_json("PATCH", "/api/v1/growth/countries", {"C": {"name": "Sea"}, "A": {"name": "Ay"}})
+    assert status == 503, body
+    assert "the journal could not be written" in body["msg"]
+    assert names(server) == {"C": "Cee"}  # undone whole: neither name of the patch
+    wait_for(lambda: server.request_json("GET", "/api/v1/growth/post/status")[1]["snapshot error"]
+             == "[Errno 27] File too large")
+    assert server.request_json("PATCH", "/api/v1/growth/countries", {"C": {"name": "Sea"}})[0] == 503
+    file_size_limit(server, resource.RLIM_INFINITY)
+    server.wait_for_line(r"snapshot written after \d+ failed attempts.*writes are accepted again", 10)
+    assert server.request_json("PATCH", "/api/v1/growth/countries", {"C": {"name": "Sea"}})[0] == 204
+    server.process.kill()
+    server.process.wait()
+
+    again = servers(GROWTH_SNAPSHOT=str(snapshot))
+    assert names(again) == {"C": "Sea"}
