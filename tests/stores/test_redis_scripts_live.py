@@ -4,13 +4,16 @@ budgeted scripts; no request walks the keyspace."""
 import logging
 
 import pytest
+import redis
 import webtest
 
 from growth_gevent.api.app import create_app
 from growth_gevent.stores.base import COMPLETE
 from growth_gevent.stores.redis import reads as reads_module
+from growth_gevent.stores.redis import scripts
+from growth_gevent.stores.redis.connection import open_connection
 from growth_gevent.stores.redis.keys import MAX_GROUP_FIELDS
-from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES
+from growth_gevent.stores.redis.store import CHUNK_ATTEMPTS, FAILURE_LOG_LINES, _with_scripts
 from growth_gevent.testing import open_redis_store
 from tests.helpers.redis_support import (
     TIMEOUT,
@@ -34,6 +37,21 @@ def test_a_chunk_longer_than_one_hset_takes_is_split_into_several(redis_server):
     finally:
         store.close()
 
+
+
+def test_a_new_connection_loads_every_script_in_one_round_trip(redis_server):
+    with redis_server.client() as direct:
+        direct.script_flush()
+        connection = open_connection(redis.connection.parse_url(redis_server.url), TIMEOUT, True)
+        sent = []
+        send = connection.sendall
+        connection.sendall = lambda data: sent.append(data) or send(data)
+        try:
+            _with_scripts(lambda: connection)
+        finally:
+            connection.close()
+        assert len(sent) == 1
+        assert direct.script_exists(*(script.sha for script in scripts.EVERY)) == [True] * len(scripts.EVERY)
 
 def test_no_request_walks_the_keyspace(redis_server, config, sample_records):
     """Every route, with every list filter: Redis counts each command, those run by scripts too."""

@@ -2,6 +2,7 @@
 reader of its replies; the handshake (AUTH, SELECT) apart from the connect, so that a test can speak to
 a fake Redis on any socket."""
 
+import contextlib
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -88,13 +89,29 @@ def unasked_reply_error(reply: Any) -> redis.RedisError:
 
 def ask(connection: Connection, *arguments: Any) -> Any:
     """Send one command and wait for its reply, raising an error reply (before pipelining starts)."""
-    connection.sendall(command(*arguments))
+    return ask_all(connection, [arguments])[0]
+
+
+def ask_all(connection: Connection, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Send ``commands`` in one write and wait for their replies (one round trip), raising the first error
+    reply once all are in. Redis that refuses the connection (at its client limit) says why and closes it,
+    maybe while the commands are still being sent: its reply, when it came, is the error raised."""
     replies: list[Any] = []  # RESP replies, of any of its types
-    while not replies:
-        replies = connection.receive()
-    if isinstance(replies[0], redis.RedisError):
-        raise replies[0]
-    return replies[0]
+    try:
+        connection.sendall(b"".join(command(*arguments) for arguments in commands))
+        while len(replies) < len(commands):
+            replies += connection.receive()
+    except OSError:
+        if not replies:
+            with contextlib.suppress(OSError):
+                replies = [connection.unasked()]
+        if replies and isinstance(replies[0], redis.RedisError) and not isinstance(replies[0], NotSent):
+            raise replies[0] from None
+        raise
+    for reply in replies:
+        if isinstance(reply, redis.RedisError):
+            raise reply
+    return replies
 
 
 def connect(options: dict, timeout: float, verify_tls: bool) -> Connection:

@@ -7,10 +7,9 @@ from typing import Any
 
 from ...core.descriptions import COUNTRY, FIELDS, INDICATOR, MAX_DESCRIBED, Description, Patch, TooMany
 from .keys import PREFIX
-from .scripts import Script
+from .scripts import DESCRIBE
 
 KEYS = {COUNTRY: PREFIX + "described:country", INDICATOR: PREFIX + "described:indicator"}
-DESCRIBE = Script.load("describe")
 
 
 def describe(store: Any, by: str, patch: Patch) -> None:

@@ -14,10 +14,15 @@
   tallies, kept by the scripts that create or remove records (``lua/tally.lua``), a name's keys removed with
   its last record. Per name, not per series: what they cost is names x years, whatever the series
 - ``growth:indicators``: sorted set of the indicators that have records (all scores 0), kept with their tallies
+- ``growth:tally_records``: the records the country tallies count, and ``growth:tally_generation``: the writes
+  counted in ``growth:generation`` by a version that keeps the tallies: while the tallies are right, the
+  first is ``growth:size`` and the second ``growth:generation`` (the self-check, ``drift()`` in tally.lua)
 - ``growth:version``: the layout's version, LAYOUT_VERSION once the tallies are kept; absent in a store
-  written by an older version (or emptied), which ``build_tallies.lua`` brings up to date in steps:
-  ``growth:tally_build``, hash, ``country`` and ``indicator`` of the last series it read (its cursor), and
-  ``growth:tally_build:lock``, the token of the worker building them
+  written by an older version (or emptied, or whose tallies were found wrong), which ``build_tallies.lua``
+  brings up to date in steps: ``growth:tally_build``, hash, ``phase`` (``clear``: the old tallies being
+  dropped, from the SCAN cursor ``scan``; ``count``), ``country`` and ``indicator`` of the last series it
+  read (its cursor), ``why`` the tallies were dropped, and ``growth:tally_build:lock``, the token of the
+  worker building them
 - ``growth:generation``: a count that every write creating or removing a record increments (a value replaced
   changes no facet): the facets a worker read are still true while it has not changed
 - ``growth:jobs``: accepted bulk jobs, oldest first; ``growth:job:{N}``: the chunks of job N not yet
@@ -53,8 +58,11 @@ COUNTRIES = PREFIX + "countries"
 SIZE = PREFIX + "size"
 YEAR_RANGES = PREFIX + "years"
 VERSION = PREFIX + "version"
-# The layout this code writes: 2 keeps the facet tallies (absent: 1, before them).
-LAYOUT_VERSION = 2
+# The layout this code writes: 2 keeps the facet tallies (absent: 1, before them), 3 also the counts that check
+# them (a store of version 2 has its tallies counted again once).
+LAYOUT_VERSION = 3
+TALLY_RECORDS = PREFIX + "tally_records"
+TALLY_GENERATION = PREFIX + "tally_generation"
 # growth:tally_build holds the cursor and lock of the build of an older store's tallies (build_tallies.lua).
 GENERATION = PREFIX + "generation"
 JOBS = PREFIX + "jobs"

@@ -22,7 +22,17 @@ from ...core.descriptions import COUNTRY
 from ...core.records import Key, Number, Record
 from ..base import EXPORT_BATCH_RECORDS, Facet, add_to_facet, facet_list
 from . import scripts
-from .keys import DATA_MARKER, GENERATION, LAYOUT_VERSION, PREFIX, VERSION, series_key
+from .keys import (
+    DATA_MARKER,
+    GENERATION,
+    LAYOUT_VERSION,
+    PREFIX,
+    SIZE,
+    TALLY_GENERATION,
+    TALLY_RECORDS,
+    VERSION,
+    series_key,
+)
 from .tally_build import TallyBuild
 
 # Records a list query examines per script, each series read counting SCAN_SERIES_COST more (it costs as
@@ -120,16 +130,18 @@ class Reads:
     def facets(self, by: str, country: str | None = None, indicator: str | None = None) -> list[Facet]:
         """Those read last for the same ``by`` and filter while the generation, the data marker and the
         version are the same; else read again, the generation read before, so that a write made while they
-        are read makes the next read read them again."""
+        are read makes the next read read them again. The same round trip reads what the self-check compares
+        (:mod:`.tally_build`): tallies whose counts are not the store's are not read, but counted again."""
         asked = (by, country, indicator)
-        state = self._call("MGET", GENERATION, DATA_MARKER, VERSION)
+        state = self._call("MGET", GENERATION, DATA_MARKER, VERSION, SIZE, TALLY_RECORDS, TALLY_GENERATION)
         kept = self._facets.get(asked)
         if kept is not None and kept[0] == state and state[1] is not None:
             self._facets.move_to_end(asked)
             return kept[1]
         name, other = (country, indicator) if by == COUNTRY else (indicator, country)
+        generation, version, size, tallied, tallied_generation = (int(state[k] or 0) for k in (0, 2, 3, 4, 5))
         facets = None
-        if int(state[2] or 0) >= LAYOUT_VERSION:
+        if version >= LAYOUT_VERSION and (size, generation) == (tallied, tallied_generation):
             if other is None:
                 facets = self._tallied(by, name)
         else:

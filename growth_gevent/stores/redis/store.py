@@ -38,14 +38,13 @@ from ..base import (
 )
 from . import descriptions, scripts
 from .cache import ReadCache
-from .connection import LOST, Connect, Connection, ask, open_connection
+from .connection import LOST, Connect, Connection, ask_all, open_connection
 from .errors import available
 from .keys import (
     BULK,
     COUNTRIES,
     DEAD,
     DEAD_ERRORS,
-    GENERATION,
     JOB_RECORDS,
     JOBS,
     PREFIX,
@@ -80,12 +79,12 @@ _NO_SUCH_DATABASE = "DB index is out of range"
 
 
 def _with_scripts(connect: Connect) -> Connection:
-    """A connection with the scripts loaded (SCRIPT LOAD), so that the writers that find Redis without them
-    (restarted, or a new primary) do not each send one whole; best effort, as EVAL follows a NOSCRIPT."""
+    """A connection with the scripts loaded (SCRIPT LOAD, all in one round trip), so that the writers that find
+    Redis without them (restarted, or a new primary) do not each send one whole; best effort, as EVAL follows a
+    NOSCRIPT."""
     connection = connect()
     try:
-        for script in scripts.EVERY:
-            ask(connection, "SCRIPT", "LOAD", script.source)
+        ask_all(connection, [("SCRIPT", "LOAD", script.source) for script in scripts.EVERY])
     except redis.ResponseError:
         pass  # SCRIPT refused (a managed Redis may rename it)
     except LOST:
@@ -238,8 +237,8 @@ class RedisStore(Store):
         keys = record_keys(country, indicator)
         arguments = [year, ujson.dumps(value), country, indicator, self._max_records, PREFIX]
         try:
-            created = self._checked(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK, YEAR_RANGES,
-                                                  GENERATION], arguments, check)
+            created = self._checked(scripts.PUT, [*keys, new_keys_key(country, indicator), BULK, YEAR_RANGES],
+                                    arguments, check)
         finally:
             self._forget(keys[0])
         if isinstance(created, list):  # [b"full", size]: nothing written
@@ -251,7 +250,7 @@ class RedisStore(Store):
         country, indicator, year = key
         keys = record_keys(country, indicator)
         try:
-            return self._checked(scripts.DELETE, [*keys, YEAR_RANGES, GENERATION],
+            return self._checked(scripts.DELETE, [*keys, YEAR_RANGES],
                                  [year, country, indicator, PREFIX], check) == 1
         finally:
             self._forget(keys[0])

@@ -1,11 +1,16 @@
-"""The data migration to layout version 2: the facet tallies of a store written before them, built once.
+"""The facet tallies' self-check, and the data migration to the current layout: the tallies of a store
+written before them, or found wrong, built (again).
 
 A store written by an older version (or emptied since) has no ``growth:version``: until it has, the writes
 keep no tallies and facets are read from the series (``facets.lua``). One worker at a time (a lock in
 Redis, which a worker that died loses after BUILD_LOCK_SECONDS) runs ``build_tallies.lua`` until it is done,
 each step reading about a list script's budget of series from a cursor kept in Redis, so that any worker
 resumes where another stopped and no step holds Redis longer than a list query does. Started at start-up
-(:meth:`RedisStore.ping`) and by a facet read that finds the version missing; said in the log.
+(:meth:`RedisStore.ping`) and by a facet read that finds the version missing or the tallies' counts wrong;
+said in the log. Its first step, while the layout is current, is the self-check: the records the tallies
+count against ``growth:size``, and the writes that kept them against ``growth:generation`` (O(1)); the
+tallies a write of a worker that keeps none (an older version's, in a rolling upgrade) or an edit by hand
+made wrong are dropped, said in a warning, and counted again.
 """
 
 import logging
@@ -66,13 +71,23 @@ class TallyBuild:
             if reply[0] == b"busy":  # another worker builds them
                 gevent.sleep(BUILD_POLL_SECONDS)
                 continue
-            if reply[0] == b"more" and not read:
-                log.info("the Redis store was written by an older version: building its facet tallies (layout "
-                         "version %d); facets are read from the series until then", LAYOUT_VERSION)
-            read += reply[1]
-            if reply[0] == b"done":
-                if reply[2] and read:
+            if reply[0] == b"started":
+                self._say_started(reply[1].decode(), reply[2])
+            elif reply[0] == b"more":
+                read += reply[1]
+            else:  # done
+                if reply[2] and read + reply[1]:
                     log.info("the Redis store's facet tallies are built, from %d series in %.1f s: its layout is "
-                             "version %d", read, time.monotonic() - started, LAYOUT_VERSION)
+                             "version %d", read + reply[1], time.monotonic() - started, LAYOUT_VERSION)
                 return
             let_io_run()
+
+    @staticmethod
+    def _say_started(why: str, records: int) -> None:
+        if why:
+            log.warning("the Redis store's facet tallies were wrong (%s: a worker of an older version wrote, or "
+                        "keys were edited by hand): dropped and counted again; facets are read from the series "
+                        "until then", why)
+        elif records:
+            log.info("the Redis store was written by an older version: building its facet tallies (layout "
+                     "version %d); facets are read from the series until then", LAYOUT_VERSION)

@@ -6,15 +6,15 @@ local id = redis.call('LINDEX', KEYS[1], 0)
 if not id then return {'idle'} end
 local p = ARGV[1]
 local job = p .. 'job:' .. id
--- The years of a chunk's group, and the count of its keys that a job waiting counted as new (enqueue.lua)
--- that it forgets: those of ``job`` only, or all of them (stored now, so counted by size).
+-- The years of a chunk's group, and the count of its keys (``years``) that a job waiting counted as new
+-- (enqueue.lua) that it forgets: those of ``job`` only, or all of them (stored now, so counted by size).
 local function years_of(fields)
   local years = {}
   for f = 1, #fields, 2 do years[#years + 1] = fields[f] end
   return years
 end
-local function forget_new_keys(country, indicator, fields, job)
-  local counted, years = p .. 'new:' .. country .. '/' .. indicator, years_of(fields)
+local function forget_new_keys(country, indicator, years, job)
+  local counted = p .. 'new:' .. country .. '/' .. indicator
   if job then
     local owners = redis.call('HMGET', counted, unpack(years))
     local own = {}
@@ -36,12 +36,12 @@ local function apply(chunk)
     local series = p .. 's:' .. country .. '/' .. indicator
     -- The years created: all of a series that did not exist (or of one record that HSET adds), else those
     -- HMGET did not find before.
-    local tallying = tallied(p, country, indicator, store_empty)
-    local years = tallying and years_of(fields)
-    local stored = tallying and #years > 1 and redis.call('EXISTS', series) == 1
+    local kept = tallied(p, country, indicator, store_empty)
+    local years = (kept or counting) and years_of(fields)
+    local stored = kept and #years > 1 and redis.call('EXISTS', series) == 1
       and redis.call('HMGET', series, unpack(years))
     local new = redis.call('HSET', series, unpack(fields))
-    if new > 0 and tallying then
+    if new > 0 and kept then
       local seen = {}
       for y, year in ipairs(years) do
         if not (stored and stored[y]) and not seen[year] then
@@ -54,9 +54,9 @@ local function apply(chunk)
     if new > 0 then
       redis.call('INCRBY', KEYS[3], new)
       redis.call('HDEL', p .. 'years', country .. '/' .. indicator)
-      redis.call('INCR', p .. 'generation')
+      count_write(p)
     end
-    if counting then forget_new_keys(country, indicator, fields, nil) end
+    if counting then forget_new_keys(country, indicator, years, nil) end
     -- Indexed every time, not only when the series is new: a chunk applied again after a failure
     -- finds its records there already, and must still index them.
     redis.call('ZADD', p .. 'i:' .. country, 0, indicator)
@@ -86,7 +86,7 @@ if chunk then
       for _, rest in ipairs(redis.call('LRANGE', job, 0, -1)) do
         pcall(function ()  -- a chunk that cannot be read counted no key either
           local r = cjson.decode(rest)
-          for k = 1, #r, 3 do forget_new_keys(r[k], r[k + 1], r[k + 2], id) end
+          for k = 1, #r, 3 do forget_new_keys(r[k], r[k + 1], years_of(r[k + 2]), id) end
         end)
       end
     end

@@ -2,9 +2,10 @@
 -- after tally.lua.
 -- Adds ``years`` (year -> records, all added; ``total`` their sum) to ``name``'s tally: its years read and
 -- written together, a few commands a name whatever its years, YEARS_AT_ONCE at a time (unpack() takes at
--- most 8,000 values).
+-- most 8,000 values). None once the tallies were found wrong (tally.lua's drop_tallies).
 local YEARS_AT_ONCE = 2000
 local function tally_years(p, kind, name, years, total)
+  if tallying == false then return end
   local counts, order = tally_keys(p, kind, name)
   local listed = {}
   for year in pairs(years) do listed[#listed + 1] = year end
