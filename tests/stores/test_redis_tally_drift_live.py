@@ -5,11 +5,13 @@ tally below zero are found by the self-check, and the tallies are counted again 
 import logging
 import random
 
+import gevent
 import pytest
 import redis
 
-from growth_gevent.stores.redis.keys import LAYOUT_VERSION, PREFIX, SIZE, VERSION, series_key
-from growth_gevent.testing import LISTENING, START_SECONDS, wait_for
+from growth_gevent.stores.redis import tally_build
+from growth_gevent.stores.redis.keys import LAYOUT_VERSION, PREFIX, SIZE, VERSION, YEAR_RANGES, series_key
+from growth_gevent.testing import LISTENING, START_SECONDS, holds_for, wait_for
 from tests.api.test_export_live import assert_facets_are_the_exports, churn
 from tests.helpers.redis_support import WAIT_SECONDS, open_store
 from tests.helpers.store_export import exported, facets_of_every_kind, loaded
@@ -21,17 +23,19 @@ WRONG = "facet tallies were wrong"
 
 def as_an_older_worker(server, creates=(), removes=()):
     """Create and remove records as a worker of a version before the tallies did (its put.lua and delete.lua):
-    the series, their indexes, the size and the generation, and no tally."""
+    the series, their indexes, the size, the generation and the series' year range, and no tally."""
     direct = redis.Redis.from_url(server.url)
     try:
         for country, indicator, year in creates:
             if direct.hset(series_key(country, indicator), year, "1"):
+                direct.hdel(YEAR_RANGES, f"{country}/{indicator}")
                 direct.incr(SIZE)
                 direct.incr(f"{PREFIX}generation")
                 direct.zadd(f"{PREFIX}i:{country}", {indicator: 0})
                 direct.zadd(f"{PREFIX}countries", {country: 0})
         for country, indicator, year in removes:
             if direct.hdel(series_key(country, indicator), year):
+                direct.hdel(YEAR_RANGES, f"{country}/{indicator}")
                 direct.decr(SIZE)
                 direct.incr(f"{PREFIX}generation")
                 if not direct.exists(series_key(country, indicator)):
@@ -159,3 +163,29 @@ def test_two_workers_find_an_older_worker_s_writes_when_the_service_starts_again
     assert_facets_are_the_exports(server)
     server.read_available_lines()
     assert sum(WRONG in line for line in server.lines) == 1, server.lines
+
+
+def test_tallies_found_wrong_again_soon_after_a_build_are_counted_again_only_after_a_pause(
+        tallied, redis_server, monkeypatch, caplog):
+    """A worker of an older version that goes on writing: the facets stay right (from the series), and Redis
+    does not build the tallies back to back."""
+    monkeypatch.setattr(tally_build, "REBUILD_PAUSE_SECONDS", 3600)
+    as_an_older_worker(redis_server, [("NEW", "W", 5)])
+    tallied.facets("country")
+    wait_for(lambda: right(tallied, redis_server), WAIT_SECONDS)
+    as_an_older_worker(redis_server, [("NEW", "W", 6)])
+    wait_for(lambda: right_but_not_tallied(tallied, redis_server), WAIT_SECONDS)
+    store = restarted(tallied, redis_server)  # its start-up waits too
+    try:
+        holds_for(lambda: right_but_not_tallied(store, redis_server), 2 * tally_build.BUILD_POLL_SECONDS)
+        with redis_server.client() as direct:
+            direct.pexpire(f"{PREFIX}tally_built", 1)  # the pause is over
+        wait_for(lambda: gevent.sleep(0.001) or right(store, redis_server), WAIT_SECONDS)
+        assert caplog.text.count(WRONG) == 2, caplog.text
+    finally:
+        store.close()
+
+
+def right_but_not_tallied(store, server):
+    return (facets_of_every_kind(store) == facets_of_every_kind(store, exported(store))
+            and layout_version(server) == 0)

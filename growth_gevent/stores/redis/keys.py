@@ -22,7 +22,7 @@
   brings up to date in steps: ``growth:tally_build``, hash, ``phase`` (``clear``: the old tallies being
   dropped, from the SCAN cursor ``scan``; ``count``), ``country`` and ``indicator`` of the last series it
   read (its cursor), ``why`` the tallies were dropped, and ``growth:tally_build:lock``, the token of the
-  worker building them
+  worker building them; ``growth:tally_built``, set for REBUILD_PAUSE_SECONDS once a build ends
 - ``growth:generation``: a count that every write creating or removing a record increments (a value replaced
   changes no facet): the facets a worker read are still true while it has not changed
 - ``growth:jobs``: accepted bulk jobs, oldest first; ``growth:job:{N}``: the chunks of job N not yet

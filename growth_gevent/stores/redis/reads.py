@@ -45,6 +45,10 @@ EXPORT_SCAN_BUDGET = EXPORT_BATCH_RECORDS
 # Facets kept per worker, the least recently read dropped first: each filter is one (what keeping them
 # saves: docs/performance.md#facets-and-range-lists-beside-other-clients).
 FACETS_KEPT = 16
+# What a facet read asks first, in one MGET: whether the facets it kept are still true (the generation, the
+# data marker, the version), and what the tallies' self-check compares (size and generation against the
+# tallies' counts: :mod:`.tally_build`).
+FACET_STATE = (GENERATION, DATA_MARKER, VERSION, SIZE, TALLY_RECORDS, TALLY_GENERATION)
 # Names a tallies script reads: three commands each, about what a list script's budget costs.
 TALLY_NAMES = SCAN_BUDGET // SCAN_SERIES_COST
 # Records a step of building the tallies examines: it counts each year read and writes the tallies too, so a
@@ -133,7 +137,7 @@ class Reads:
         are read makes the next read read them again. The same round trip reads what the self-check compares
         (:mod:`.tally_build`): tallies whose counts are not the store's are not read, but counted again."""
         asked = (by, country, indicator)
-        state = self._call("MGET", GENERATION, DATA_MARKER, VERSION, SIZE, TALLY_RECORDS, TALLY_GENERATION)
+        state = self._call("MGET", *FACET_STATE)
         kept = self._facets.get(asked)
         if kept is not None and kept[0] == state and state[1] is not None:
             self._facets.move_to_end(asked)

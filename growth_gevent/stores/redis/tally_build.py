@@ -31,6 +31,10 @@ from .keys import LAYOUT_VERSION, PREFIX
 BUILD_LOCK_SECONDS = 5.0
 # How often a worker looks again while another builds, or Redis is unavailable.
 BUILD_POLL_SECONDS = 1.0
+# Tallies found wrong this soon after a build are counted again only then, their facets read from the series
+# meanwhile: a worker of an older version that keeps writing (a rolling upgrade) has them built again at most
+# once a pause, not back to back.
+REBUILD_PAUSE_SECONDS = 60.0
 
 log = logging.getLogger("growth_gevent")
 
@@ -58,7 +62,8 @@ class TallyBuild:
 
     def _build(self) -> None:
         started, read = time.monotonic(), 0
-        arguments = [PREFIX, self._token, round(BUILD_LOCK_SECONDS * 1000), self._budget, self._series_cost]
+        arguments = [PREFIX, self._token, round(BUILD_LOCK_SECONDS * 1000), self._budget, self._series_cost,
+                     max(1, round(REBUILD_PAUSE_SECONDS * 1000))]
         while True:
             try:
                 reply = scripts.BUILD_TALLIES.run(self._call, [], arguments)
@@ -68,7 +73,7 @@ class TallyBuild:
             except Exception:  # noqa: BLE001 -- a bug: said, and tried again by the next facet read
                 self._failures.log(logging.ERROR, "building the facet tallies failed", exc_info=True)
                 return
-            if reply[0] == b"busy":  # another worker builds them
+            if reply[0] == b"busy":  # another worker builds them, or the pause after the last build lasts
                 gevent.sleep(BUILD_POLL_SECONDS)
                 continue
             if reply[0] == b"started":

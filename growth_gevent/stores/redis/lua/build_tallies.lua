@@ -1,4 +1,5 @@
--- ARGV: prefix, the builder's token, the lock's milliseconds, budget, series cost. One step of building the
+-- ARGV: prefix, the builder's token, the lock's milliseconds, budget, series cost, the pause's milliseconds.
+-- One step of building the
 -- facet tallies (tally.lua) of a store written before them, or found wrong: first, while the layout is
 -- current, the self-check (drift(), O(1)), which drops them when they are wrong. A build starts by dropping
 -- whatever tallies there are (growth:indicators, the counts, then every growth:tally:* key, ``budget`` keys'
@@ -7,10 +8,12 @@
 -- examined ``budget``, adds what it read to the tallies and moves the cursor there; the writes meanwhile
 -- count themselves in the tallies only for the series up to the cursor (tallied()), so each record is
 -- counted once. The last step sets the layout's version. Under a lock (taken here, kept ``lock`` ms a step)
--- so that one worker builds at a time, though steps of two would still count each record once. Returns
+-- so that one worker builds at a time, though steps of two would still count each record once. Tallies found
+-- wrong within ``pause`` of the end of the last build are counted again only then (growth:tally_built): a
+-- worker of an older version that goes on writing does not keep Redis building them. Returns
 -- {'done', series read, 1} for the step that finished, {'done', 0, 0} when the tallies are current and right,
 -- {'started', why they were dropped or '', records stored} for the first step, {'more', series read}, or
--- {'busy'} while another worker holds the lock.
+-- {'busy'} while another worker holds the lock or the pause lasts.
 local p, token = ARGV[1], ARGV[2]
 if current(p) then
   local why = drift(p)
@@ -18,10 +21,11 @@ if current(p) then
   drop_tallies(p, why)
 end
 local lock, state = p .. 'tally_build:lock', p .. 'tally_build'
+local build = redis.call('HMGET', state, 'phase', 'scan', 'country', 'indicator', 'why')
+if not build[1] and build[5] and redis.call('EXISTS', p .. 'tally_built') == 1 then return {'busy'} end
 local holder = redis.call('GET', lock)
 if holder and holder ~= token then return {'busy'} end
 redis.call('SET', lock, token, 'PX', ARGV[3])
-local build = redis.call('HMGET', state, 'phase', 'scan', 'country', 'indicator', 'why')
 local budget, series_cost = tonumber(ARGV[4]), tonumber(ARGV[5])
 if not build[1] and tonumber(redis.call('GET', p .. 'size') or 0) == 0 and start_empty(p, build[5]) then
   redis.call('DEL', lock)
@@ -77,5 +81,6 @@ write_tallies(p, 'country', by_country)
 write_tallies(p, 'indicator', by_indicator)
 if tallying == false then return {'more', read} end
 redis.call('SET', p .. 'version', LAYOUT_VERSION)
+redis.call('SET', p .. 'tally_built', 1, 'PX', ARGV[6])
 redis.call('DEL', state, lock)
 return {'done', read, 1}
