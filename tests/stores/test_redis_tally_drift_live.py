@@ -9,6 +9,7 @@ import gevent
 import pytest
 import redis
 
+from growth_gevent.stores.redis import reads as redis_reads
 from growth_gevent.stores.redis import tally_build
 from growth_gevent.stores.redis.keys import LAYOUT_VERSION, PREFIX, SIZE, VERSION, YEAR_RANGES, series_key
 from growth_gevent.testing import LISTENING, START_SECONDS, holds_for, wait_for
@@ -189,3 +190,23 @@ def test_tallies_found_wrong_again_soon_after_a_build_are_counted_again_only_aft
 def right_but_not_tallied(store, server):
     return (facets_of_every_kind(store) == facets_of_every_kind(store, exported(store))
             and layout_version(server) == 0)
+
+
+def test_a_worker_closed_mid_build_lets_another_resume_at_once(tallied, redis_server, monkeypatch):
+    """The supervisor opens the store (its start-up starts the build) and closes it before it forks the
+    workers: the lock it held is released, not left to lapse."""
+    monkeypatch.setattr(tally_build, "BUILD_LOCK_SECONDS", 3600)
+    monkeypatch.setattr(redis_reads, "BUILD_BUDGET", 6)
+    edit_tally(redis_server, "DEL", VERSION)
+    first = restarted(tallied, redis_server)
+    wait_for(lambda: gevent.sleep(0.001) or building(redis_server), WAIT_SECONDS)
+    second = restarted(first, redis_server)
+    try:
+        wait_for(lambda: right(second, redis_server), WAIT_SECONDS)
+    finally:
+        second.close()
+
+
+def building(server):
+    with server.client() as direct:
+        return direct.hget(f"{PREFIX}tally_build", "phase") == b"count"

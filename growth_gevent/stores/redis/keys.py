@@ -63,6 +63,7 @@ VERSION = PREFIX + "version"
 LAYOUT_VERSION = 3
 TALLY_RECORDS = PREFIX + "tally_records"
 TALLY_GENERATION = PREFIX + "tally_generation"
+TALLY_BUILD_LOCK = PREFIX + "tally_build:lock"
 # growth:tally_build holds the cursor and lock of the build of an older store's tallies (build_tallies.lua).
 GENERATION = PREFIX + "generation"
 JOBS = PREFIX + "jobs"

@@ -53,5 +53,7 @@ JOB_STATUS = Script.load("job_status")
 FACETS = Script.load("facets")
 TALLIES = Script.load("tallies", *_TALLYING)
 BUILD_TALLIES = Script.load("build_tallies", *_TALLYING, "tally_many")
+RELEASE_BUILD = Script.load("release_build")
 DESCRIBE = Script.load("describe")
-EVERY = (PUT, DELETE, ENQUEUE, APPLY_NEXT_CHUNK, RECORDS, JOB_STATUS, FACETS, TALLIES, BUILD_TALLIES, DESCRIBE)
+EVERY = (PUT, DELETE, ENQUEUE, APPLY_NEXT_CHUNK, RECORDS, JOB_STATUS, FACETS, TALLIES, BUILD_TALLIES, RELEASE_BUILD,
+         DESCRIBE)

@@ -13,6 +13,7 @@ tallies a write of a worker that keeps none (an older version's, in a rolling up
 made wrong are dropped, said in a warning, and counted again.
 """
 
+import contextlib
 import logging
 import secrets
 import time
@@ -25,7 +26,7 @@ from ...core.logs import ThrottledLog
 from ...core.loop import let_io_run
 from ..base import StoreUnavailable
 from . import scripts
-from .keys import LAYOUT_VERSION, PREFIX
+from .keys import LAYOUT_VERSION, PREFIX, TALLY_BUILD_LOCK
 
 # How long the lock outlives a builder's last step: what a worker that died delays the build by.
 BUILD_LOCK_SECONDS = 5.0
@@ -57,8 +58,11 @@ class TallyBuild:
             self._greenlet = gevent.spawn(self._build)
 
     def close(self) -> None:
-        if self._greenlet is not None:
+        """Stop building; the lock released if this worker holds it, so that another resumes at once."""
+        if self._greenlet is not None and not self._greenlet.dead:
             self._greenlet.kill()
+            with contextlib.suppress(StoreUnavailable):
+                scripts.RELEASE_BUILD.run(self._call, [TALLY_BUILD_LOCK], [self._token])
 
     def _build(self) -> None:
         started, read = time.monotonic(), 0

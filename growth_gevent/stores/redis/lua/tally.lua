@@ -68,13 +68,14 @@ local function tally_keys(p, kind, name)
 end
 -- Counts ``total`` records more (or fewer) in ``name``'s tally, its years counted already: a name's tally
 -- goes with its last record, and an indicator is listed while it has records. A count below zero, or
--- records left without years (or none with years), is drift (drop_tallies).
-local function tally_total(p, kind, name, total)
+-- records left without years (or none with years), is drift (drop_tallies): looked at (ZCARD) when the
+-- count reaches 0 or a year left (``year_left``).
+local function tally_total(p, kind, name, total, year_left)
   if tallying == false then return end
   local counts, order = tally_keys(p, kind, name)
   local now = redis.call('HINCRBY', counts, 'records', total)
   if kind == 'country' then redis.call('INCRBY', p .. 'tally_records', total) end
-  if now < 0 or (now == 0) ~= (redis.call('ZCARD', order) == 0) then
+  if now < 0 or ((now == 0 or year_left) and (now == 0) ~= (redis.call('ZCARD', order) == 0)) then
     return drop_tallies(p, string.format('%s %s would have %d records, in %d years', kind, name, now,
       redis.call('ZCARD', order)))
   end
@@ -99,5 +100,5 @@ local function tally_record(p, kind, name, year, records)
   elseif now == records then
     redis.call('ZADD', order, year, year)
   end
-  tally_total(p, kind, name, records)
+  tally_total(p, kind, name, records, now == 0)
 end
