@@ -117,7 +117,8 @@ def edit_tally(server, *command):
 @pytest.mark.parametrize("edit", [
     ("HDEL", f"{PREFIX}tally:country:A", "-3"),  # A's records of year -3: none, says its tally
     ("HINCRBY", f"{PREFIX}tally:indicator:W", "records", "-100"),  # W: fewer records than it has
-], ids=["a year", "a name"])
+    ("HINCRBY", f"{PREFIX}tally:country:A", "records", "-2"),  # A: its last record gone, two years left
+], ids=["a year", "a name", "a name's years"])
 def test_a_removal_that_would_take_a_tally_below_zero_has_them_counted_again(redis_server, caplog, edit):
     caplog.set_level(logging.INFO, logger="growth_gevent")
     redis_server.flush()
