@@ -1,19 +1,19 @@
 -- ARGV: prefix, the builder's token, the lock's milliseconds, budget, series cost, the pause's milliseconds.
--- One step of building the
--- facet tallies (tally.lua) of a store written before them, or found wrong: first, while the layout is
--- current, the self-check (drift(), O(1)), which drops them when they are wrong. A build starts by dropping
--- whatever tallies there are (growth:indicators, the counts, then every growth:tally:* key, ``budget`` keys'
--- worth of SCAN a step), while no write keeps any (phase 'clear'); then it reads series in order from after
--- the cursor (growth:tally_build), each series counting ``series cost`` and its years 1 each, until it has
--- examined ``budget``, adds what it read to the tallies and moves the cursor there; the writes meanwhile
--- count themselves in the tallies only for the series up to the cursor (tallied()), so each record is
--- counted once. The last step sets the layout's version. Under a lock (taken here, kept ``lock`` ms a step)
--- so that one worker builds at a time, though steps of two would still count each record once. Tallies found
--- wrong within ``pause`` of the end of the last build are counted again only then (growth:tally_built): a
--- worker of an older version that goes on writing does not keep Redis building them. Returns
--- {'done', series read, 1} for the step that finished, {'done', 0, 0} when the tallies are current and right,
--- {'started', why they were dropped or '', records stored} for the first step, {'more', series read}, or
--- {'busy'} while another worker holds the lock or the pause lasts.
+-- One step of building the facet tallies (tally.lua) of a store written before them, or found wrong: first,
+-- while the layout is current, the self-check (drift(), O(1)), which drops them when they are wrong. A build
+-- starts by dropping whatever tallies there are (growth:indicators, the counts, then every growth:tally:*
+-- key, ``budget`` keys' worth of SCAN a step), while no write keeps any (phase 'clear'); then it reads series
+-- in order from after the cursor (growth:tally_build), each series counting ``series cost`` and its years 1
+-- each, until it has examined ``budget``, adds what it read to the tallies and moves the cursor there; the
+-- writes meanwhile count themselves in the tallies only for the series up to the cursor (tallied()), so each
+-- record is counted once. The last step sets the layout's version. Under a lock (taken here, kept ``lock`` ms
+-- a step) so that one worker builds at a time, though steps of two would still count each record once.
+-- Tallies found wrong within ``pause`` of the end of the last build are counted again only then
+-- (growth:tally_built): a worker of an older version that goes on writing does not keep Redis building them.
+-- Returns {'done', series read, 1} for the step that finished, {'done', 0, 0} when the tallies are current
+-- and right (or the store holds nothing to count), {'started', why they were dropped or '', records stored}
+-- for the first step, {'more', series read}, or {'busy'} while another worker holds the lock or the pause
+-- lasts.
 local p, token = ARGV[1], ARGV[2]
 if current(p) then
   local why = drift(p)
