@@ -1,6 +1,7 @@
 """HTTP conventions, in-process: ETags and conditional requests (RFC 9110 §13), the shapes a PUT takes and its
 Location, and the bulk job handle; on the memory store here and on Redis in tests/api/test_conditional_live.py."""
 
+import hashlib
 import json
 
 import gevent
@@ -64,6 +65,15 @@ class TestETag:
         assert client.get(RECORD_URL).headers["ETag"] == replaced.headers["ETag"]
         put(client, RECORD_URL, {"value": 1.5}, 200)  # the same data again: the same tag
         assert client.get(RECORD_URL).headers["ETag"] == first
+
+    def test_a_records_etag_is_the_80_bit_blake2b_of_its_body_every_other_the_sha_256s(self, client):
+        # Every worker and both stores tag one representation alike: a hash of what is sent, never a counter.
+        created = put(client, RECORD_URL, {"value": 1.5}, 201)
+        record = client.get(RECORD_URL)
+        assert created.headers["ETag"] == record.headers["ETag"] == quoted(
+            hashlib.blake2b(record.body, digest_size=10).hexdigest())
+        series = client.get(SERIES_URL)
+        assert series.headers["ETag"] == quoted(hashlib.sha256(series.body).hexdigest()[:20])
 
     def test_a_series_and_a_page_change_etag_when_a_record_they_cover_changes(self, client):
         put(client, RECORD_URL, {"value": 1.5}, 201)

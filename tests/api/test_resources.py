@@ -6,7 +6,7 @@ from urllib.parse import quote
 
 import pytest
 
-from growth_gevent.api.representation import RecordBodies, etag_of, record_json
+from growth_gevent.api.representation import RecordBodies, record_etag, record_json
 from growth_gevent.core.records import MAX_NAME_URL_BYTES
 from tests.helpers.api import RECORD_URL
 from tests.helpers.support import load, post_records
@@ -73,5 +73,5 @@ class TestRecordBodies:
         bodies = RecordBodies(limit=2)
         for year in range(5):
             body, etag = bodies.of(("A", "B", year), 1.5)
-            assert (body, etag) == (record_json(("A", "B", year), 1.5), etag_of(body))
+            assert (body, etag) == (record_json(("A", "B", year), 1.5), record_etag(body))
         assert len(bodies._kept) <= 2
