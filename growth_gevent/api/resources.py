@@ -262,8 +262,7 @@ class Record:
         if problem:
             raise InvalidRecord(problem)
         key = make_key(country, indicator, year)
-        with self._bodies.reserve(req.remote_addr) as charge:
-            value = read_value_update(req, min(self._max_body_bytes, max_update_body_bytes(key)), charge, key)
+        value = read_value_update(req, min(self._max_body_bytes, max_update_body_bytes(key)), self._bodies, key)
         created = self._store.put(key, value, write_check(req, lambda current: self._records.of(key, current)[1]))
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
         resp.data, resp.etag = self._records.of(key, value)  # the ETag a GET of it now answers

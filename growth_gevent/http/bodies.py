@@ -23,12 +23,14 @@ MAX_TRAILER_BYTES = 8192
 
 
 def open_body(framing: Framing, rfile: "BufferedReader[Any]", limit: int,
-              on_first_read: Callable[[], None] | None = None) -> "SizedBody | ChunkedBody":
-    """The body that ``framing`` announces, read from ``rfile``; ``on_first_read`` is called before its
-    first byte is asked for (the server's ``100 Continue``), not at all for a body of no bytes."""
+              on_first_read: Callable[[], None] | None = None, arrived: int = 0) -> "SizedBody | ChunkedBody":
+    """The body that ``framing`` announces, read from ``rfile``, which holds ``arrived`` bytes of it already;
+    ``on_first_read`` is called before its first byte is asked for (the server's ``100 Continue``), not at all
+    for a body of no bytes."""
     if framing.chunked:
         return ChunkedBody(rfile, limit, on_first_read)
-    return SizedBody(rfile, framing.content_length or 0, limit, on_first_read)
+    length = framing.content_length or 0
+    return SizedBody(rfile, length, limit, on_first_read, 0 < length <= arrived)
 
 
 def _arrived(rfile: "BufferedReader[Any]", size: int) -> bytes:
@@ -46,15 +48,18 @@ def _too_large(limit: int) -> ContentTooLarge:
 class SizedBody:
     """A body of a Content-Length (none: no bytes). ``read(size)`` hands over at most ``size`` bytes of
     what has arrived, waiting only when nothing has, as a socket's ``recv`` does: the caller holds only
-    bytes received (api/body_reader.py charges them to the body budget)."""
+    bytes received (api/body_reader.py charges them to the body budget). ``arrived``: all of it is in
+    ``rfile`` already (it came with the head), for ``read_arrived``."""
 
-    __slots__ = ("_rfile", "_left", "_limit", "_on_first_read")
+    __slots__ = ("_rfile", "_left", "_limit", "_on_first_read", "_arrived")
 
-    def __init__(self, rfile: "BufferedReader[Any]", length: int, limit: int, on_first_read: Callable[[], None] | None):
+    def __init__(self, rfile: "BufferedReader[Any]", length: int, limit: int, on_first_read: Callable[[], None] | None,
+                 arrived: bool = False):
         self._rfile = rfile
         self._left = length
         self._limit = limit
         self._on_first_read = on_first_read
+        self._arrived = arrived  # stays true as it is read: reads only take from what is there
 
     @property
     def finished(self) -> bool:
@@ -75,6 +80,18 @@ class SizedBody:
         if not data or whole and self._left:
             raise BadRequest("request body ends before its Content-Length", "body-ended-early")
         return data
+
+    def read_arrived(self, most: int) -> bytes | None:
+        """What is left of the body, in one read that cannot wait, when all of it has arrived and it is at
+        most ``most`` bytes (and the limit); else None, and nothing read."""
+        left = self._left
+        if not self._arrived or left > most or left > self._limit:
+            return None
+        if self._on_first_read is not None:
+            self._on_first_read()
+            self._on_first_read = None
+        self._left = 0
+        return self._rfile.read(left)
 
 
 class ChunkedBody:

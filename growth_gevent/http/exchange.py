@@ -77,8 +77,9 @@ class Exchange:
         self.body: SizedBody | ChunkedBody  # the request's body, from its head on
         self.remote_addr = connection.client_address[0]  # the client's address, a router's forwarded one
 
-    def _environ(self, head: Head) -> dict[str, Any]:
-        """The WSGI environ of a parsed head: its fields as CGI names, its body as ``wsgi.input``."""
+    def _environ(self, head: Head, arrived: int) -> dict[str, Any]:
+        """The WSGI environ of a parsed head: its fields as CGI names, its body as ``wsgi.input`` (``arrived``
+        of its bytes already in the connection's reader)."""
         line = head.request_line
         self.method, self.target, version = line.method, line.target, line.version
         connection = self.connection
@@ -119,7 +120,7 @@ class Exchange:
         self._serve_as(offered[0] if len(offered) == 1 and _REQUEST_ID.fullmatch(offered[0]) else new_request_id())
         environ["wsgi.input"] = self.body = open_body(
             head.framing, connection.rfile, self.server.max_body_bytes,
-            self._send_continue if expect == "100-continue" and not self.http_1_0 else None)
+            self._send_continue if expect == "100-continue" and not self.http_1_0 else None, arrived)
         return environ
 
     def _serve_as(self, identifier: str) -> None:
@@ -131,11 +132,12 @@ class Exchange:
         if not self.headers_sent:
             self._sendall(_CONTINUE)
 
-    def serve(self, head: Head) -> None:
-        """Answer the request of ``head``: its environ to the application, its response to the client."""
+    def serve(self, head: Head, arrived: int) -> None:
+        """Answer the request of ``head``, ``arrived`` bytes of whose body came with it: its environ to the
+        application, its response to the client."""
         self.code = self.bytes_sent = 0
         self.headers_sent = self.chunked = False
-        environ = self._environ(head)
+        environ = self._environ(head, arrived)
         try:
             self.result = self.server.application(environ, self.start_response)
             for data in self.result:

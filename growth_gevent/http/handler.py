@@ -117,14 +117,15 @@ class _DeadlineReader(io.RawIOBase):
         self.deadline = time.monotonic() + seconds
         self.body_deadline = None
 
-    def start_body(self, rfile: "io.BufferedReader[_DeadlineReader]", framing: Framing) -> None:
+    def start_body(self, rfile: "io.BufferedReader[_DeadlineReader]", framing: Framing) -> int:
         """The head is read: its body's bytes get the grace, and earn more as they arrive, those that came
-        in the head's packets (already in ``rfile``) first: the rate counts from the body's first byte."""
+        in the head's packets (already in ``rfile``) first: the rate counts from the body's first byte.
+        Returns how many bytes came with the head (of a Content-Length body, at most its length)."""
         now = time.monotonic()
         pace = self._pace
         self.body_deadline = now + pace.timeout
         early = 0
-        if pace.seconds_per_byte and (framing.chunked or framing.content_length):
+        if framing.chunked or framing.content_length:
             self.deadline = 0.0  # so that a read finds only what has arrived, and waits for nothing
             try:
                 early = len(rfile.peek())
@@ -133,8 +134,9 @@ class _DeadlineReader(io.RawIOBase):
             if framing.content_length is not None:  # what follows the body is the next request's
                 early = min(early, framing.content_length)
         self.deadline = now + pace.grace
-        if early:
+        if early and pace.seconds_per_byte:
             self.deadline = min(self.deadline + early * pace.seconds_per_byte, now + pace.credit, self.body_deadline)
+        return early
 
     def out_of_time(self) -> bool:
         return time.monotonic() >= self.deadline
@@ -252,8 +254,7 @@ class Connection:
             return False
         except OSError:  # the client reset the connection mid-head
             return False
-        reader.start_body(self.rfile, head.framing)
-        exchange.serve(head)
+        exchange.serve(head, reader.start_body(self.rfile, head.framing))
         if server.access_log:
             exchange.log()
         if not exchange.close_after:

@@ -2,6 +2,7 @@
 bodies and a reserve for PUT bodies, one client address held to its share of each, every charge given back
 however its request ends. The same against a live server's socket: test_body_budget_live.py."""
 
+import io
 import json
 
 import falcon
@@ -13,6 +14,7 @@ from gevent.event import Event
 from growth_gevent.api.app import create_app
 from growth_gevent.api.body_budget import split_budgets
 from growth_gevent.config import Config
+from growth_gevent.http.bodies import SizedBody
 from tests.helpers.support import memory_store
 
 KiB = 1024
@@ -166,6 +168,32 @@ def test_five_addresses_that_hold_all_they_may_leave_a_quarter_of_each_budget_to
     assert call(app, SMALL_BULK)[0] == 202
     for each in holders:
         each.end()
+
+
+def put_whole(app, client=VICTIM, size=1000):
+    """``put`` of a body of ``size`` bytes that came whole with its head, as the server hands it over (its
+    ``SizedBody``): read at once, and not charged while nothing is held (api/body_reader.py)."""
+    body = b'{"value": 2.5}'.ljust(size)
+    return put(app, client, body, SizedBody(io.BufferedReader(io.BytesIO(body)), len(body), MiB, None, arrived=True))
+
+
+def test_a_put_body_that_came_whole_with_its_head_is_held_to_the_budgets_rules_as_any(app):
+    assert put_whole(app)[0] == 201
+    uploads = SlowUploads(app, ATTACKER, 100, "/api/v1/growth/A/B/1", "PUT", sent=1000)
+    assert uploads.refusal[::2] == (503, CLIENT_BODIES)
+    assert put_whole(app, ATTACKER)[::2] == (503, CLIENT_BODIES)
+    assert put_whole(app)[0] == 200  # charged, as it fits
+    uploads.end()
+    assert put_whole(app, ATTACKER)[0] == 200
+    assert_nothing_held(app)
+
+
+def test_a_put_body_that_came_whole_and_is_larger_than_a_client_may_hold_is_413():
+    store = memory_store()
+    app = create_app(store, Config(body_buffer_bytes=16 * KiB))  # 1 KiB for PUT bodies, 256 bytes a client
+    status, _, body = put_whole(app, size=300)
+    assert (status, body) == (413, {"msg": "request body is larger than 256 bytes"})
+    store.close()
 
 
 def test_the_addresses_of_one_ipv6_64_are_one_client():

@@ -135,3 +135,29 @@ def test_a_read_hands_over_what_has_arrived_without_waiting_for_more(framing, se
     body = bodies.open_body(framing, io.BufferedReader(Packets(*sent), 64 * 1024), 8_000_000)
     assert len(body.read(64 * 1024)) == 1000
     assert len(body.read(64 * 1024)) == 3000
+
+
+def came_with_the_head(data: bytes, length: int, limit: int = 1000, on_first_read=None):
+    """A sized body of ``length`` whose client sent ``data`` with its head: in the reader's buffer, as the
+    handler counts it (``_DeadlineReader.start_body``); asking the socket for more fails (Packets)."""
+    rfile = io.BufferedReader(Packets(data), 64 * 1024)
+    arrived = len(rfile.peek())
+    return rfile, bodies.open_body(head.Framing(length, False, "t"), rfile, limit, on_first_read, arrived)
+
+
+def test_a_sized_body_that_came_whole_with_its_head_is_read_at_once():
+    calls = []
+    rfile, body = came_with_the_head(b'{"value": 1}GET', 12, on_first_read=lambda: calls.append(1))
+    assert (body.read_arrived(12), body.finished, calls, rfile.read(3)) == (b'{"value": 1}', True, [1], b"GET")
+
+
+@pytest.mark.parametrize("data, length, most, limit", [
+    (b'{"value":', 12, 100, 1000),  # the rest still to come
+    (b'{"value": 1}', 12, 11, 1000),  # more than the caller takes
+    (b'{"value": 1}', 12, 100, 11),  # more than the server takes any body
+    (b"", 0, 100, 1000),  # no body
+], ids=["partly-there", "over-most", "over-limit", "empty"])
+def test_a_body_not_all_there_or_larger_than_asked_is_not_read_at_once(data, length, most, limit):
+    rfile, body = came_with_the_head(data, length, limit)
+    assert body.read_arrived(most) is None
+    assert not data or rfile.read1(100) == data  # nothing of it read

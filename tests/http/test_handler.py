@@ -15,7 +15,8 @@ from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
 from growth_gevent.core.logs import LogfmtFormatter, RequestIdFilter
 from growth_gevent.http.clients import TrustedRouters
-from growth_gevent.http.handler import SEND_BUFFER_BYTES
+from growth_gevent.http.handler import SEND_BUFFER_BYTES, Connection
+from growth_gevent.http.head import Framing
 from growth_gevent.http.server import listen, make_server
 from growth_gevent.testing import read_response
 from tests.helpers.support import memory_store
@@ -235,3 +236,29 @@ def test_behind_a_trusted_router_remote_addr_is_the_client_it_forwards_request_b
         server.stop()
     # One keep-alive connection: a request without the header is the router's own, not the last client's.
     assert seen == (["198.51.100.7", "127.0.0.1", "2001:db8::1"] if peer_is_router else ["127.0.0.1"] * 3)
+
+
+@pytest.mark.parametrize("min_rate", [0, MIN_RATE], ids=["no-min-rate", "min-rate"])
+@pytest.mark.parametrize("sent, framing, arrived", [
+    (b'{"value": 1}GET / HTTP/1.1', Framing(12, False, "t"), 12),  # what follows is the next request's
+    (b'{"value":', Framing(12, False, "t"), 9),
+    (b"", Framing(12, False, "t"), 0),
+    (b"", Framing(None, False, "t"), 0),
+], ids=["whole", "partly", "nothing-yet", "no-body"])
+def test_the_body_bytes_that_came_with_the_head_are_counted_without_waiting(min_rate, sent, framing, arrived):
+    """What a body's read at once (``SizedBody.read_arrived``) relies on, whatever the minimum rate."""
+    config = Config(host="127.0.0.1", port=0, body_grace=GRACE, body_min_rate=min_rate)
+    server = make_server(falcon.App(), config, listen(config))
+    ours, theirs = gevent.socket.socketpair()
+    try:
+        connection = Connection(ours, ("127.0.0.1", 1), server)
+        connection.reader.wait(5)
+        theirs.sendall(b"PUT / HTTP/1.1\r\n\r\n" + sent)
+        connection.rfile.read(len(b"PUT / HTTP/1.1\r\n\r\n"))  # the head, as parse_head takes it
+        started = time.monotonic()
+        assert connection.reader.start_body(connection.rfile, framing) == arrived
+        assert time.monotonic() - started < GRACE  # it waited for no byte
+    finally:
+        ours.close()
+        theirs.close()
+        server.close()
