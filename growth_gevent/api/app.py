@@ -96,7 +96,8 @@ class Response(falcon.Response):
     def __init__(self, options: falcon.ResponseOptions | None = None) -> None:
         self.started = perf_counter()
         super().__init__(options)
-        self.set_header("X-Content-Type-Options", "nosniff")
+        # set_header's own work (str(), lower(), the Set-Cookie test) on a name and value known here: a call less.
+        self._headers["x-content-type-options"] = "nosniff"
 
 
 class YearConverter(falcon.routing.BaseConverter):

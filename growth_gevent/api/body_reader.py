@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import falcon
 from falcon.typing import ReadableIO
 
-from ..core.records import Key, Number, parse_value_update
+from ..core.records import UPDATE_BODY_ROOM, Key, Number, max_update_body_bytes, parse_value_update
 from ..http.bodies import SizedBody
 from ..http.head import ContentTooLarge
 from .body_budget import BodyBudget, Charge
@@ -25,17 +25,18 @@ _QUOTED_CHARS = 40
 
 
 def read_value_update(req: falcon.Request, max_bytes: int, bodies: BodyBudget, key: Key) -> Number:
-    """The number a PUT body gives the record ``key`` (``parse_value_update``), or a typed falcon error (415,
-    413, 503, 400) or InvalidRecord: ``{"value": n}``, what nearly every PUT sends, read and checked in one
-    match (``value_only``), any other body parsed whole as strict JSON. The body is charged to ``bodies`` as it
-    arrives and until parsed, unless it came whole with its head and the budget holds nothing
-    (``_arrived_whole``)."""
+    """The number a PUT body of at most ``max_bytes`` (and ``max_update_body_bytes``) gives the record ``key``
+    (``parse_value_update``), or a typed falcon error (415, 413, 503, 400) or InvalidRecord: ``{"value": n}``,
+    what nearly every PUT sends, read and checked in one match (``value_only``), any other body parsed whole as
+    strict JSON. The body is charged to ``bodies`` as it arrives and until parsed, unless it came whole with its
+    head and the budget holds nothing (``_arrived_whole``)."""
     request_media_type(req, (falcon.MEDIA_JSON,))
-    body = _arrived_whole(req, max_bytes, bodies)
+    # Within UPDATE_BODY_ROOM a body is within any record's bound: that bound is worked out only past it.
+    body = _arrived_whole(req, min(max_bytes, UPDATE_BODY_ROOM, bodies.client_limit), bodies)
     if body is not None:
         return _value_update(body, key)
     with bodies.reserve(req.remote_addr) as charge:
-        return _value_update(read_body(req, max_bytes, charge), key)
+        return _value_update(read_body(req, min(max_bytes, max_update_body_bytes(key)), charge), key)
 
 
 def _value_update(body: bytes | bytearray, key: Key) -> Number:
@@ -43,16 +44,17 @@ def _value_update(body: bytes | bytearray, key: Key) -> Number:
     return parse_value_update(parse_json(body, unique_keys=True), key) if value is None else value
 
 
-def _arrived_whole(req: falcon.Request, max_bytes: int, bodies: BodyBudget) -> bytes | None:
-    """The body of ``req`` in one read, not charged, when it is sent as it is and all of it came with its head
-    (http/bodies.py's ``SizedBody.read_arrived``), and ``bodies`` holds nothing: the budget's checks could not
-    refuse it (one client's first ``client_limit`` bytes always fit an empty budget), and a charge would be
-    given back before this greenlet next yields, seen by no other request (docs/bounds.md#held-bodies). None
-    otherwise, nothing read: the body is read and charged as it arrives."""
+def _arrived_whole(req: falcon.Request, most: int, bodies: BodyBudget) -> bytes | None:
+    """The body of ``req`` in one read, not charged, when it is sent as it is, all of it came with its head
+    (http/bodies.py's ``SizedBody.read_arrived``), it is at most ``most`` bytes (at most ``bodies``' client_limit)
+    and ``bodies`` holds nothing: the budget's checks could not refuse it (one client's first ``client_limit``
+    bytes always fit an empty budget), and a charge would be given back before this greenlet next yields, seen
+    by no other request (docs/bounds.md#held-bodies). None otherwise, nothing read: the body is read and charged
+    as it arrives."""
     stream = req.stream
     if type(stream) is not SizedBody or bodies.held or "HTTP_CONTENT_ENCODING" in req.env:
         return None
-    return stream.read_arrived(min(max_bytes, bodies.client_limit))
+    return stream.read_arrived(most)
 
 
 def read_body(req: falcon.Request, max_bytes: int, charge: Charge) -> bytearray:

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from growth_gevent.core.records import (
@@ -7,7 +9,9 @@ from growth_gevent.core.records import (
     InvalidRecord,
     as_record,
     check_name,
+    check_year,
     is_finite_number,
+    key_to_write,
     make_key,
     parse_records,
     parse_value_update,
@@ -25,6 +29,24 @@ def test_is_finite_number(value, finite):
 
 def test_make_key_upper_cases():
     assert make_key("brz", "ngdp_r", 2002) == ("BRZ", "NGDP_R", 2002)
+
+
+LONG = "ab" * 60  # past what one match vouches for, within what a URL takes
+
+
+@pytest.mark.parametrize("country, indicator, year", [
+    ("brz", "ngdp_r", 2002), ("A-1", "b_2", -999_999_999), ("a.b", "x", 0), (LONG, LONG, 1), ("ä", "x", 1),
+    ("..", "x", 1), ("x", ".", 1), ("a\x7f", "x", 1), ("x", "a\ud800", 1), ("x", "", 1), ("x" * 5000, "x", 1),
+    ("x", "y", 1_000_000_000), ("x", "y", -1_000_000_000), ("a/b", "x", 1),
+])
+def test_the_key_to_write_is_make_keys_and_a_name_or_year_no_record_may_have_is_refused_as_checked(
+        country, indicator, year):
+    problem = check_name("Country", country) or check_name("Indicator", indicator) or check_year(year)
+    if problem is None:
+        assert key_to_write(country, indicator, year) == make_key(country, indicator, year)
+    else:
+        with pytest.raises(InvalidRecord, match=re.escape(problem)):
+            key_to_write(country, indicator, year)
 
 
 def test_parse_records_shares_one_string_per_name():
