@@ -31,10 +31,11 @@ UPDATE_BODY_ROOM = 1024
 # Upper-casing makes at most 3 characters of one ('ΐ' -> 'Ϊ́'), and UTF-8 percent-encoded takes at most 12 bytes a
 # character: a name this short fits without encoding it.
 _SURELY_SHORT = MAX_NAME_URL_BYTES // 36
+# Two plain names that short, as a URL's path joins them: what nearly every write names.
+_PLAIN_NAMES = re.compile(f"[A-Za-z0-9_-]{{1,{_SURELY_SHORT}}}/[A-Za-z0-9_-]{{1,{_SURELY_SHORT}}}")
 CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
 # ASCII letters, digits, '_' and '-', no '.': a name that every check below passes, known in one match.
 _PLAIN_NAME = re.compile("[A-Za-z0-9_-]+")
-_PLAIN_NAMES = re.compile("[A-Za-z0-9_-]+/[A-Za-z0-9_-]+")  # two of them, as a URL's path joins them
 
 
 Key = tuple[str, str, int]  # (COUNTRY, INDICATOR, year)
@@ -60,8 +61,7 @@ def key_to_write(country: str, indicator: str, year: int) -> Key:
     """The key of the record a URL names (``make_key``), or InvalidRecord for names or a year that no record
     may have (``check_name``, ``check_year``). Two plain names and a year in range, what nearly every write
     names, are known in one match and a comparison."""
-    if not (len(country) + len(indicator) < _SURELY_SHORT and _PLAIN_NAMES.fullmatch(f"{country}/{indicator}")
-            and -MAX_YEAR <= year <= MAX_YEAR):
+    if not (_PLAIN_NAMES.fullmatch(f"{country}/{indicator}") and -MAX_YEAR <= year <= MAX_YEAR):
         problem = check_name("Country", country) or check_name("Indicator", indicator) or check_year(year)
         if problem:
             raise InvalidRecord(problem)

@@ -30,7 +30,7 @@ def open_body(framing: Framing, rfile: "BufferedReader[Any]", limit: int,
     if framing.chunked:
         return ChunkedBody(rfile, limit, on_first_read)
     length = framing.content_length or 0
-    return SizedBody(rfile, length, limit, on_first_read, 0 < length <= arrived)
+    return SizedBody(rfile, length, limit, on_first_read, arrived >= length)
 
 
 def _arrived(rfile: "BufferedReader[Any]", size: int) -> bytes:
@@ -87,7 +87,7 @@ class SizedBody:
         left = self._left
         if not self._arrived or left > most or left > self._limit:
             return None
-        if self._on_first_read is not None:
+        if left and self._on_first_read is not None:
             self._on_first_read()
             self._on_first_read = None
         self._left = 0

@@ -155,9 +155,13 @@ def test_a_sized_body_that_came_whole_with_its_head_is_read_at_once():
     (b'{"value":', 12, 100, 1000),  # the rest still to come
     (b'{"value": 1}', 12, 11, 1000),  # more than the caller takes
     (b'{"value": 1}', 12, 100, 11),  # more than the server takes any body
-    (b"", 0, 100, 1000),  # no body
-], ids=["partly-there", "over-most", "over-limit", "empty"])
+], ids=["partly-there", "over-most", "over-limit"])
 def test_a_body_not_all_there_or_larger_than_asked_is_not_read_at_once(data, length, most, limit):
     rfile, body = came_with_the_head(data, length, limit)
     assert body.read_arrived(most) is None
-    assert not data or rfile.read1(100) == data  # nothing of it read
+    assert rfile.read1(100) == data  # nothing of it read
+
+
+def test_no_body_is_all_there_and_announces_nothing():
+    calls = []
+    assert (came_with_the_head(b"", 0, on_first_read=lambda: calls.append(1))[1].read_arrived(100), calls) == (b"", [])
