@@ -22,6 +22,7 @@ _GZIP = 16 + zlib.MAX_WBITS
 # Content-Encoding values read as gzip: RFC 9110 §8.4.1.3 asks recipients to take x-gzip as gzip.
 _GZIP_NAMES = ("gzip", "x-gzip")
 _QUOTED_CHARS = 40
+_JSON = (falcon.MEDIA_JSON,)
 
 
 def read_value_update(req: falcon.Request, max_bytes: int, bodies: BodyBudget, key: Key) -> Number:
@@ -29,12 +30,18 @@ def read_value_update(req: falcon.Request, max_bytes: int, bodies: BodyBudget, k
     (``parse_value_update``), or a typed falcon error (415, 413, 503, 400) or InvalidRecord: ``{"value": n}``,
     what nearly every PUT sends, read and checked in one match (``value_only``), any other body parsed whole as
     strict JSON. The body is charged to ``bodies`` as it arrives and until parsed, unless it came whole with its
-    head and the budget holds nothing (``_arrived_whole``)."""
-    request_media_type(req, (falcon.MEDIA_JSON,))
-    # Within UPDATE_BODY_ROOM a body is within any record's bound: that bound is worked out only past it.
-    body = _arrived_whole(req, min(max_bytes, UPDATE_BODY_ROOM, bodies.client_limit), bodies)
-    if body is not None:
-        return _value_update(body, key)
+    head and the budget holds nothing."""
+    request_media_type(req, _JSON)
+    stream = req.stream
+    # A body sent as it is that came whole with its head (http/bodies.py's SizedBody.read_arrived), read at once
+    # while ``bodies`` holds nothing, is not charged: the budget's checks could not refuse it (one client's first
+    # ``client_limit`` bytes always fit an empty budget), and its charge would be given back before this greenlet
+    # next yields, seen by no other request (docs/bounds.md#held-bodies). Within UPDATE_BODY_ROOM a body is within
+    # any record's bound: that bound is worked out only past it.
+    if type(stream) is SizedBody and not bodies.held and "HTTP_CONTENT_ENCODING" not in req.env:
+        body = stream.read_arrived(min(max_bytes, UPDATE_BODY_ROOM, bodies.client_limit))
+        if body is not None:
+            return _value_update(body, key)
     with bodies.reserve(req.remote_addr) as charge:
         return _value_update(read_body(req, min(max_bytes, max_update_body_bytes(key)), charge), key)
 
@@ -42,19 +49,6 @@ def read_value_update(req: falcon.Request, max_bytes: int, bodies: BodyBudget, k
 def _value_update(body: bytes | bytearray, key: Key) -> Number:
     value = value_only(body)
     return parse_value_update(parse_json(body, unique_keys=True), key) if value is None else value
-
-
-def _arrived_whole(req: falcon.Request, most: int, bodies: BodyBudget) -> bytes | None:
-    """The body of ``req`` in one read, not charged, when it is sent as it is, all of it came with its head
-    (http/bodies.py's ``SizedBody.read_arrived``), it is at most ``most`` bytes (at most ``bodies``' client_limit)
-    and ``bodies`` holds nothing: the budget's checks could not refuse it (one client's first ``client_limit``
-    bytes always fit an empty budget), and a charge would be given back before this greenlet next yields, seen
-    by no other request (docs/bounds.md#held-bodies). None otherwise, nothing read: the body is read and charged
-    as it arrives."""
-    stream = req.stream
-    if type(stream) is not SizedBody or bodies.held or "HTTP_CONTENT_ENCODING" in req.env:
-        return None
-    return stream.read_arrived(most)
 
 
 def read_body(req: falcon.Request, max_bytes: int, charge: Charge) -> bytearray:

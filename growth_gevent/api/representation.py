@@ -52,13 +52,6 @@ def send_json(resp: falcon.Response, document: object, status: str = falcon.HTTP
     resp.data = dumps(document).encode()
 
 
-def record_json(key: Key, value: Number) -> bytes:
-    """One record's JSON, as :func:`dumps` writes it: its names hold no '/' (check_name), so ujson's default
-    escaping gives the same bytes, without the keyword that costs ~0.7 µs a call
-    (docs/performance.md#a-records-json-without-ujsons-keyword)."""
-    return ujson.dumps(as_record(key, value)).encode()
-
-
 class RecordBodies:
     """Each record's JSON and ETag made once per value, not once per read: kept for the records last written or
     read (at most ``limit``, all dropped when full), with the value object they were made of. A value that is not
@@ -72,12 +65,16 @@ class RecordBodies:
         self._limit = limit
 
     def of(self, key: Key, value: Number) -> tuple[bytes, str]:
-        """The record's JSON (:func:`record_json`) and its ETag (:func:`record_etag`)."""
+        """The record's JSON, as :func:`dumps` writes it, and its ETag (unquoted): the BLAKE2b of that JSON, of 80
+        bits. Not :func:`etag_of`'s SHA-256, which through OpenSSL costs twice the instructions on a body of ~70
+        bytes, and more time, though the CPU's SHA extensions make it the faster on a page (docs/app.md)."""
         kept = self._kept.get(key)
         if kept is not None and kept[0] is value:
             return kept[1], kept[2]
-        body = record_json(key, value)
-        etag = record_etag(body)
+        # Its names hold no '/' (check_name), so ujson's default escaping gives dumps()'s bytes, without the keyword
+        # that costs ~0.7 µs a call (docs/performance.md#a-records-json-without-ujsons-keyword).
+        body = ujson.dumps(as_record(key, value)).encode()
+        etag = blake2b(body, digest_size=ETAG_DIGITS // 2).hexdigest()
         if len(self._kept) >= self._limit:
             self._kept.clear()
         self._kept[key] = (value, body, etag)
@@ -97,13 +94,6 @@ def etag_of(body: bytes, headers: bytes = b"") -> str:
     if headers:
         digest.update(headers)
     return digest.hexdigest()[:ETAG_DIGITS]
-
-
-def record_etag(body: bytes) -> str:
-    """A record's ETag (unquoted): the BLAKE2b of its JSON, of 80 bits. Not :func:`etag_of`'s SHA-256, which
-    through OpenSSL costs twice the instructions on a body of ~70 bytes, and more time, though the CPU's
-    SHA extensions make it the faster on a page (docs/app.md)."""
-    return blake2b(body, digest_size=ETAG_DIGITS // 2).hexdigest()
 
 
 def send_tagged(req: falcon.Request, resp: falcon.Response, etag: str, weak: bool = False) -> bool:

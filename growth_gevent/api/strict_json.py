@@ -9,10 +9,11 @@ from typing import Any
 
 import falcon
 
-from ..core.records import Number, is_finite_number, underflows
+from ..core.records import Number, underflows
 
 # Quoted in a message: enough to recognise, never the body.
 _QUOTED_CHARS = 40
+_FLOAT_MAX = sys.float_info.max
 
 
 class _DuplicateKey(ValueError):
@@ -95,8 +96,10 @@ def value_only(body: bytes | bytearray) -> Number | None:
     if match is None:
         return None
     literal, fraction, exponent = match.groups()
-    value = int(literal) if fraction is None and exponent is None else float(literal)
-    if not is_finite_number(value) or (not value and underflows(literal.decode(), value)):
+    if fraction is None and exponent is None:
+        return int(literal)  # of at most 18 digits: finite
+    value = float(literal)
+    if not -_FLOAT_MAX <= value <= _FLOAT_MAX or (not value and underflows(literal.decode(), value)):
         return None
     return value
 
