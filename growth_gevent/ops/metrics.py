@@ -60,22 +60,33 @@ _CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
 
 
 class ProcessTally:
-    """One process's requests and latencies, in dicts and lists."""
+    """One process's requests and latencies, in a dict of lists; its ``process_response`` is the falcon hook that
+    ``Metrics`` hands over, one call a request. A request's (route, method, status) keeps its latency histogram,
+    whose buckets add up to its count, and a route's histogram is the sum of its keys', both added up when
+    scraped: one lookup a request."""
 
     def __init__(self) -> None:
-        self._requests: dict[tuple[str, str, int], int] = {}  # (route, method, status) -> count
-        # route -> [count per bucket..., count over the last bucket, sum of seconds]
-        self._latency: dict[str, list[float]] = {}
+        # (route, method, status) -> [count per bucket..., count over the last bucket, sum of seconds]
+        self._histograms: dict[tuple[str, str, int], list[float]] = {}
+        # Told of each count, with its key, bucket and seconds: a SharedTally's writes.
+        self._counted: Callable[[tuple[str, str, int], int, float], None] | None = None
 
-    def count(self, route: str, method: str, status: int, elapsed: float) -> None:
-        key = (route, method, status)
-        requests = self._requests
-        requests[key] = requests.get(key, 0) + 1
-        histogram = self._latency.get(route)
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
+                         req_succeeded: bool) -> None:
+        elapsed = perf_counter() - resp.started  # type: ignore[attr-defined]
+        method = req.method
+        code = _CODES.get(resp.status)
+        if code is None:  # falcon's status_code parses the status each time: once per status here
+            code = _CODES[resp.status] = resp.status_code
+        key = (req.uri_template or "unmatched", method if method in KNOWN_METHODS else "other", code)
+        histogram = self._histograms.get(key)
         if histogram is None:
-            histogram = self._latency[route] = [0] * len(_BOUNDS) + [0.0]
-        histogram[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+            histogram = self._histograms[key] = [0] * len(_BOUNDS) + [0.0]
+        bucket = bisect_left(LATENCY_BUCKETS, elapsed)
+        histogram[bucket] += 1
         histogram[-1] += elapsed
+        if self._counted is not None:
+            self._counted(key, bucket, elapsed)
 
     def processes(self) -> Iterable[Metric]:
         """This process's CPU, memory and descriptors."""
@@ -83,10 +94,14 @@ class ProcessTally:
 
     def families(self) -> Iterable[Metric]:
         requests = CounterMetricFamily(REQUESTS, REQUESTS_HELP, labels=REQUEST_LABELS)
-        for (route, method, status), count in sorted(self._requests.items()):
-            requests.add_metric([_label(route), method, str(status)], count)
+        routes: dict[str, list[float]] = {}
+        for (route, method, status), histogram in sorted(self._histograms.items()):
+            requests.add_metric([_label(route), method, str(status)], sum(histogram[:-1]))
+            summed = routes.setdefault(route, [0] * len(histogram))
+            for index, count in enumerate(histogram):
+                summed[index] += count
         latency = HistogramMetricFamily(LATENCY, LATENCY_HELP, labels=["route"])
-        for route, histogram in sorted(self._latency.items()):
+        for route, histogram in sorted(routes.items()):
             latency.add_metric([_label(route)], _cumulative(histogram), histogram[-1])
         return [requests, latency]
 
@@ -103,33 +118,36 @@ class SharedTally(ProcessTally):
         super().__init__()
         pid = os.getpid() if pid is None else pid
         self._counters = MmapedDict(os.path.join(directory, f"counter_{pid}.db"))
-        self._histograms = MmapedDict(os.path.join(directory, f"histogram_{pid}.db"))
+        self._histograms_file = MmapedDict(os.path.join(directory, f"histogram_{pid}.db"))
         # This worker is live while its file is there: the supervisor removes it (mark_process_dead).
         MmapedDict(os.path.join(directory, f"gauge_livesum_{pid}.db")).write_value(
             mmap_key(WORKERS, WORKERS, [], [], WORKERS_HELP), 1.0, 0.0)
         self._directory = directory
         self._request_keys: dict[tuple[str, str, int], str] = {}  # (route, method, status) -> its key in the files
+        self._routes: dict[str, list[float]] = {}  # route -> its histogram, as the files hold it
         self._latency_keys: dict[str, list[str]] = {}  # route -> [key per bucket..., key of the sum of seconds]
+        self._counted = self._write
 
-    def count(self, route: str, method: str, status: int, elapsed: float) -> None:
-        super().count(route, method, status, elapsed)
-        requests = (route, method, status)
+    def _write(self, requests: tuple[str, str, int], bucket: int, elapsed: float) -> None:
+        route, method, status = requests
         key = self._request_keys.get(requests)
         if key is None:
             key = self._request_keys[requests] = mmap_key(REQUESTS, REQUESTS + "_total", list(REQUEST_LABELS),
                                                           [_label(route), method, str(status)], REQUESTS_HELP)
-        self._counters.write_value(key, self._requests[requests], 0.0)
-        histogram, keys = self._latency[route], self._latency_keys.get(route)
-        if keys is None:
+        self._counters.write_value(key, sum(self._histograms[requests][:-1]), 0.0)
+        histogram, keys = self._routes.get(route), self._latency_keys.get(route)
+        if histogram is None or keys is None:
+            histogram = self._routes[route] = [0] * len(_BOUNDS) + [0.0]
             keys = self._latency_keys[route] = [
                 *(mmap_key(LATENCY, LATENCY + "_bucket", ["route", "le"], [_label(route), bound], LATENCY_HELP)
                   for bound in _BOUNDS),
                 mmap_key(LATENCY, LATENCY + "_sum", ["route"], [_label(route)], LATENCY_HELP)]
             for bucket_key in keys:  # every bucket, the empty ones too, as a histogram has them
-                self._histograms.write_value(bucket_key, 0.0, 0.0)
-        bucket = bisect_left(LATENCY_BUCKETS, elapsed)
-        self._histograms.write_value(keys[bucket], histogram[bucket], 0.0)
-        self._histograms.write_value(keys[-1], histogram[-1], 0.0)
+                self._histograms_file.write_value(bucket_key, 0.0, 0.0)
+        histogram[bucket] += 1
+        histogram[-1] += elapsed
+        self._histograms_file.write_value(keys[bucket], histogram[bucket], 0.0)
+        self._histograms_file.write_value(keys[-1], histogram[-1], 0.0)
 
     def processes(self) -> Iterable[Metric]:
         """Every live worker's CPU, memory and descriptors, labelled with its pid."""
@@ -162,18 +180,10 @@ class Metrics:
         # Read where prometheus-client's value class reads it: set by the supervisor for its workers only.
         multiprocess_dir = os.environ.get(MULTIPROCESS_DIR_VARIABLE)
         self._tally = ProcessTally() if multiprocess_dir is None else SharedTally(multiprocess_dir)
+        # falcon's hook is the tally's own: one call a request.
+        self.process_response = self._tally.process_response
         self._registry = CollectorRegistry()
         self._registry.register(self)
-
-    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
-                         req_succeeded: bool) -> None:
-        elapsed = perf_counter() - resp.started  # type: ignore[attr-defined]
-        method = req.method
-        code = _CODES.get(resp.status)
-        if code is None:  # falcon's status_code parses the status each time: once per status here
-            code = _CODES[resp.status] = resp.status_code
-        self._tally.count(req.uri_template or "unmatched", method if method in KNOWN_METHODS else "other", code,
-                          elapsed)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.content_type = CONTENT_TYPE_LATEST
