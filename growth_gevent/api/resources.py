@@ -253,10 +253,10 @@ class Record:
         key = key_to_write(country, indicator, year)
         value = read_value_update(req, self._max_body_bytes, self._bodies, key)
         created = self._store.put(key, value, write_check(req, lambda current: self._records.of(key, current)[1]))
-        resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
         resp.data, etag = self._records.of(key, value)
         resp.set_header("ETag", f'"{etag}"')  # the ETag a GET of it now answers; not falcon's property: two calls less
-        if created:
+        if created:  # else the response's own 200
+            resp.status = falcon.HTTP_201
             resp.location = record_path(key)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, country: str, indicator: str, year: int) -> None:
