@@ -8,12 +8,21 @@ record :class:`~growth_gevent.core.records.InvalidRecord`; the caller maps them 
 import csv
 import io
 import re
-import sys
 from collections.abc import Callable, Sequence
 
 import ujson
 
-from ..core.records import MAX_YEAR, PAUSE_EVERY, InvalidRecord, check_name, check_year, is_finite_number, underflows
+from ..core.records import (
+    COMMON_YEARS,
+    MAX_YEAR,
+    PAUSE_EVERY,
+    InvalidRecord,
+    check_name,
+    check_year,
+    is_finite_number,
+    shared_upper,
+    underflows,
+)
 
 MEDIA_TYPE = "text/csv"
 # RFC 4180's default charset is US-ASCII: names may be any Unicode, so say what the bytes are.
@@ -106,7 +115,7 @@ def _name(names: dict[str, str], field: str, raw: str, row: int) -> str:
     problem = check_name(field, text)
     if problem:
         raise InvalidRecord(f"row {row}: {problem}")
-    key = names[raw] = sys.intern(text.upper())
+    key = names[raw] = shared_upper(names, text)
     return key
 
 
@@ -118,7 +127,7 @@ def _year(years: dict[str, int], text: str, row: int) -> int:
     problem = check_year(year)
     if problem:
         raise InvalidRecord(f"row {row}: {problem}")
-    years[text] = year
+    year = years[text] = COMMON_YEARS.get(year, year)  # as records.parse_records shares them
     return year
 
 

@@ -1,7 +1,8 @@
 """What a growth record is: validation of incoming records and the normalised store key.
 
 A key is the tuple ``(COUNTRY, INDICATOR, year)``. Country and indicator are case-insensitive, so
-they are stored upper-case; a bulk load interns them (42,450 records share a few hundred strings).
+they are stored upper-case; a bulk load shares them (42,450 records share a few hundred strings), and a
+store keeps its own copy of each (core.allocator.kept_name).
 """
 
 import re
@@ -24,6 +25,9 @@ YEAR_URL_BYTES = 100
 # URL): nine digits at most. Every calendar year, and period codes such as YYYYMMDD; an int32 in any
 # client, exact as a double (Redis's Lua); and far within YEAR_URL_BYTES.
 MAX_YEAR = 999_999_999
+# The years of nearly every dataset, made at import: a parse shares these, so that a store's series keep years
+# made here, not among the parse's objects (core/allocator.py says why that matters).
+COMMON_YEARS = {year: year for year in range(1800, 2101)}
 MAX_NAME_URL_BYTES = (MAX_REQUEST_LINE - len("DELETE /api/v1/growth/// HTTP/1.1\r\n") - YEAR_URL_BYTES) // 2
 # What a PUT body holds besides its record's names: the field names, the value's digits, the year, spaces and
 # line breaks, a field a client adds. A PUT body is at most its names as JSON can write them and this.
@@ -129,15 +133,16 @@ def parse_records(payload: object, pause: Callable[[], object] | None = None) ->
     This loop runs once per record of a bulk load, so the valid case is checked inline, names are
     upper-cased once per distinct spelling, and the field-by-field diagnosis runs only on failure.
 
-    What is kept must not point into the parser's objects: a kept year or value made by ujson would
+    What is kept must not point into the parser's objects: a kept year or value made by the JSON parser would
     pin the memory of every object around it (docs/performance.md#nothing-kept-points-into-the-parsers-objects).
-    So years are shared per distinct year and values are copied (``value * 1`` makes a new number of the same
-    type).
+    So years are shared per distinct year (COMMON_YEARS's, when they are among them) and values are copied
+    (``value * 1`` makes a new number of the same type). Names are not interned here: a store keeps its own
+    copy of a new name (core.allocator.kept_name).
     """
     if type(payload) is not list:
         raise InvalidRecord("body must be a JSON array of records")
     names: dict[str, str] = {}
-    years: dict[int, int] = {}
+    years = dict(COMMON_YEARS)
     parsed: list[Record] = []
     append = parsed.append
     for start in range(0, len(payload), PAUSE_EVERY):
@@ -151,10 +156,10 @@ def parse_records(payload: object, pause: Callable[[], object] | None = None) ->
                 year: Any = item.get("Year")
                 country_key = names.get(country) if type(country) is str else None
                 if country_key is None and not check_name("Country", country):
-                    country_key = names[country] = sys.intern(country.upper())
+                    country_key = names[country] = shared_upper(names, country)
                 indicator_key = names.get(indicator) if type(indicator) is str else None
                 if indicator_key is None and not check_name("Indicator", indicator):
-                    indicator_key = names[indicator] = sys.intern(indicator.upper())
+                    indicator_key = names[indicator] = shared_upper(names, indicator)
                 if (country_key is not None and indicator_key is not None and type(year) is int
                         and -MAX_YEAR <= year <= MAX_YEAR
                         and type(value) in _NUMBER_TYPES and -_FLOAT_MAX <= value <= _FLOAT_MAX):
@@ -162,6 +167,12 @@ def parse_records(payload: object, pause: Callable[[], object] | None = None) ->
                     continue
             raise InvalidRecord(f"record {len(parsed)}: {_problem(item)}")
     return parsed
+
+
+def shared_upper(names: dict[str, str], name: str) -> str:
+    """``name`` upper-cased, one string for every spelling of it in ``names`` (a parse's spellings -> names)."""
+    upper = name.upper()
+    return names.setdefault(upper, upper)
 
 
 def _problem(item: object) -> str | None:

@@ -298,3 +298,17 @@ def test_initial_data_is_not_bounded_by_the_cap(capped):
     assert capped.size() == CAP + 2
     with pytest.raises(StoreFull):
         capped.put(("C", "D", 1), 1.0)
+
+
+def test_a_load_leaves_the_memory_store_holding_its_own_names_and_values_not_the_parses():
+    # What a parse made lies among the objects its load frees: kept, one would keep their memory (issue 46).
+    store = memory_store()
+    country, indicator, value = "".join(["B", "R", "Z"]), "".join(["NGDP", "_R"]), float("183.26")
+    store.apply_records([((country, indicator, 2002), value), ((country, "".join(["NGDP", "_R"]), 2003), value)])
+    (kept_country, indicators), = store.copy().items()
+    (kept_indicator, series), = indicators.items()
+    assert (kept_country, kept_indicator, series) == ("BRZ", "NGDP_R", {2002: 183.26, 2003: 183.26})
+    assert kept_country is not country and kept_indicator is not indicator
+    assert store.get(("BRZ", "NGDP_R", 2002)) is not value
+    facet_names = [facet[0] for by in ("country", "indicator") for facet in store.facets(by)]
+    assert facet_names == ["BRZ", "NGDP_R"] and facet_names[0] is kept_country and facet_names[1] is kept_indicator

@@ -9,6 +9,7 @@ without sorting it for each read.
 
 from collections.abc import Callable, Iterator
 
+from ...core.allocator import kept_name
 from ...core.loop import let_io_run
 
 # Names a facet lists between two yields to the event loop (~1 ms of work; figures in
@@ -38,6 +39,7 @@ class FacetTally:
         """Count ``records`` more in ``name``, of years from ``first`` to ``last``."""
         counts = self._totals.get(name)
         if counts is None:
+            name = kept_name(name)
             self._totals[name] = [records, first, last]
             self._unsorted.append(name)
         elif not counts[0]:

@@ -3,6 +3,7 @@
 import logging
 from collections.abc import Iterator
 
+from ...core.allocator import kept_name
 from ...core.descriptions import COUNTRY, Description, Descriptions, Patch
 from ...core.loop import let_io_run
 from ...core.records import Key, Number, Record
@@ -133,12 +134,14 @@ class MemoryStore(Store):
         return self._descriptions.held[by]
 
     def _series_to_write(self, country: str, indicator: str) -> Series:
-        """The series, created (and indexed by its indicator) when it is new."""
+        """The series, created (and indexed by its indicator) when it is new, under the names the store keeps
+        (kept_name: not the caller's strings, which may be a load's)."""
         indicators = self._countries.get(country)
         if indicators is None:
-            indicators = self._countries[country] = {}
+            indicators = self._countries[kept_name(country)] = {}
         series = indicators.get(indicator)
         if series is None:
+            country, indicator = kept_name(country), kept_name(indicator)
             series = indicators[indicator] = {}
             self._by_indicator.setdefault(indicator, {})[country] = series
         return series
@@ -393,10 +396,12 @@ class MemoryStore(Store):
                     self._count(country, indicator, run, first, last)
                 country, indicator, run = record_country, record_indicator, 0
                 series = self._series_to_write(country, indicator)
+            # The store's own copy of each value, made now: the parse's copy lies among the load's objects, and
+            # a replaced value's copy takes the place the value it replaces leaves (core/allocator.py).
             if year in series:
-                series[year] = value
+                series[year] = value * 1
                 continue
-            series[year] = value
+            series[year] = value * 1
             added += 1
             if counted:  # stored now: counted by size
                 counted.pop(key, None)
