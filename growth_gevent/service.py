@@ -22,6 +22,7 @@ from gevent.event import Event
 from .api.app import create_app
 from .api.auth import warn_if_open
 from .config import Config
+from .core.allocator import freeze_start_up
 from .core.logs import configure_logging
 from .core.records import InvalidRecord
 from .durability.identity import IdentityError
@@ -115,6 +116,7 @@ class Service:
 
     def run(self) -> int:
         """Serve until stopped; the exit code."""
+        freeze_start_up()
         if self.config.workers == 1:
             return self._serve(self.store, None, self.deferred)
         self.store.close()  # each worker opens its own connections

@@ -13,6 +13,7 @@ the parse, and what CPython itself keeps from that time is let go (:func:`give_b
 """
 
 import functools
+import gc
 import sys
 from collections.abc import Callable
 
@@ -28,7 +29,13 @@ def _malloc_trim() -> Callable[[int], int] | None:
 
 
 def give_back_memory() -> None:
-    """Return the free pages of C's heap to the system (a few ms at most, after a load, never per request).
+    """Collect the cycles made while loads ran, and return the free pages of C's heap to the system (a few ms,
+    after loads, never per request).
+
+    A connection's objects refer to each other: one closed while a load ran (a status poll's) is freed by the
+    collector's oldest generation only, which runs rarely, and meanwhile keeps its arenas. What start-up
+    made is out of the collector's sight (:func:`freeze_start_up`), so a full collection costs what was
+    made since.
 
     First, CPython's method cache lets go of the names it holds. gevent's C code looks a fired timer's
     ``stop`` up by a name string it makes for the call (each ``let_io_run`` of a load fires one), and CPython
@@ -36,12 +43,20 @@ def give_back_memory() -> None:
     each keeping an arena of the load's (issue 46). Emptying the cache frees them; it is refilled at the next
     lookups, and the types' version tags, which specialised code checks, stay as they are.
     """
+    gc.collect()
     clear_method_cache = getattr(sys, "_clear_type_cache", None)  # CPython's
     if clear_method_cache is not None:
         clear_method_cache()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+def freeze_start_up() -> None:
+    """Collect start-up's garbage, then keep what start-up made (modules, the app) out of every later
+    collection: objects that live as long as the process, which a full collection would otherwise go over."""
+    gc.collect()
+    gc.freeze()
 
 
 def kept_name(name: str) -> str:

@@ -1,9 +1,11 @@
 """What a load leaves behind: the names a store keeps are its own, and CPython's method cache lets go of its
 names once loads are applied (core/allocator.py says why both matter)."""
 
+import gc
 import sys
+import weakref
 
-from growth_gevent.core.allocator import give_back_memory, kept_name
+from growth_gevent.core.allocator import freeze_start_up, give_back_memory, kept_name
 
 
 def made_at_run_time(text: str) -> str:
@@ -28,3 +30,27 @@ def test_give_back_memory_lets_go_of_a_name_the_method_cache_holds():
     held = sys.getrefcount(name) - before  # 1: CPython 3.11's cache keeps the name of a lookup it caches
     give_back_memory()
     assert sys.getrefcount(name) - before == held - 1
+
+
+def test_give_back_memory_collects_the_cycles_made_while_loads_ran():
+    class Connection:
+        pass
+
+    gc.disable()  # no collection but the one under test
+    try:
+        connection = Connection()
+        connection.self = connection  # as a closed connection's objects refer to each other
+        gone = weakref.ref(connection)
+        del connection
+        give_back_memory()
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_freeze_start_up_keeps_what_start_up_made_out_of_later_collections():
+    try:
+        freeze_start_up()
+        assert gc.get_freeze_count() > 0 and not gc.garbage
+    finally:
+        gc.unfreeze()

@@ -97,8 +97,10 @@ class BulkApplier:
             self._apply(self._pending.get())
             self._jobs_applied += 1
             if self._jobs_applied == self._jobs_accepted:
-                give_back_memory()  # what the loads took and freed (their bodies, parses, records)
-                self._idle.set()
+                let_io_run()  # a request that waited for the apply (a status poll) first, then ~6 ms of clean-up
+                if self._jobs_applied == self._jobs_accepted:  # no job accepted meanwhile
+                    give_back_memory()  # what the loads took and freed (their bodies, parses, records)
+                    self._idle.set()
 
     def _apply(self, job: _Job) -> None:
         records, job.records = job.records, None  # the job keeps its counts, not its records
