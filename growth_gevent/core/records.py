@@ -149,24 +149,32 @@ def parse_records(payload: object, pause: Callable[[], object] | None = None) ->
         if pause is not None and start:
             pause()
         for item in payload[start:start + PAUSE_EVERY]:
-            if type(item) is dict:
-                country: Any = item.get("Country")
-                indicator: Any = item.get("Indicator")
-                value: Any = item.get("Value")
-                year: Any = item.get("Year")
-                country_key = names.get(country) if type(country) is str else None
-                if country_key is None and not check_name("Country", country):
-                    country_key = names[country] = shared_upper(names, country)
-                indicator_key = names.get(indicator) if type(indicator) is str else None
-                if indicator_key is None and not check_name("Indicator", indicator):
-                    indicator_key = names[indicator] = shared_upper(names, indicator)
-                if (country_key is not None and indicator_key is not None and type(year) is int
-                        and -MAX_YEAR <= year <= MAX_YEAR
-                        and type(value) in _NUMBER_TYPES and -_FLOAT_MAX <= value <= _FLOAT_MAX):
-                    append(((country_key, indicator_key, years.setdefault(year, year)), value * 1))
-                    continue
+            try:  # names seen before, in subscripts: what nearly every record of a load is
+                country, indicator, year, value = (names[item["Country"]], names[item["Indicator"]], item["Year"],
+                                                   item["Value"])
+            except (KeyError, TypeError):  # a spelling not seen yet, a field missing, an item that is no object
+                country, indicator, year, value = _with_new_names(item, names, len(parsed))
+            if (type(year) is int and -MAX_YEAR <= year <= MAX_YEAR
+                    and type(value) in _NUMBER_TYPES and -_FLOAT_MAX <= value <= _FLOAT_MAX):
+                append(((country, indicator, years.setdefault(year, year)), value * 1))
+                continue
             raise InvalidRecord(f"record {len(parsed)}: {_problem(item)}")
     return parsed
+
+
+def _with_new_names(item: object, names: dict[str, str], index: int) -> tuple[str, str, Any, Any]:
+    """A record's names (its spellings learnt in ``names``), year and value, the last two as given (None when
+    missing); InvalidRecord for an item that is no object, or a name that is not one."""
+    if type(item) is not dict:
+        raise InvalidRecord(f"record {index}: must be an object")
+    for field in ("Country", "Indicator"):
+        spelling: Any = item.get(field)
+        problem = check_name(field, spelling)
+        if problem:
+            raise InvalidRecord(f"record {index}: {problem}")
+        if spelling not in names:
+            names[spelling] = shared_upper(names, spelling)
+    return names[item["Country"]], names[item["Indicator"]], item.get("Year"), item.get("Value")
 
 
 def shared_upper(names: dict[str, str], name: str) -> str:

@@ -68,6 +68,22 @@ def test_parse_records_names_the_first_bad_record():
         parse_records([good, good, {**good, "Year": "1"}, {**good, "Value": None}])
 
 
+_GOOD = {"Country": "a", "Indicator": "y", "Value": 2.5, "Year": 1}
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"Country": "a", "Indicator": "y", "Value": 2.5}, "Year must be an integer"),  # its names known already
+    ({"Country": "a", "Indicator": "y", "Year": 1}, "Value must be a finite number"),
+    ({**_GOOD, "Year": True}, "Year must be an integer"), ({**_GOOD, "Year": 1.0}, "Year must be an integer"),
+    ({**_GOOD, "Value": False}, "Value must be a finite number"), ({**_GOOD, "Country": ["a"]}, "Country must be"),
+    ({**_GOOD, "Country": 5}, "Country must be"), ({"Indicator": "y", "Value": 1, "Year": 1}, "Country must be"),
+    (["a", "y", 2.5, 1], "must be an object"), ("a", "must be an object"), (None, "must be an object"),
+])
+def test_a_bad_record_after_good_ones_is_named_whatever_it_lacks(bad, message):
+    with pytest.raises(InvalidRecord, match=rf"^record 1: {message}"):
+        parse_records([_GOOD, bad, _GOOD])
+
+
 def test_parse_value_update_takes_value_in_either_case_or_the_record_of_the_key():
     key = ("BRZ", "NGDP_R", 2002)
     assert parse_value_update({"value": 3}, key) == 3
