@@ -5,7 +5,7 @@ fixed body on the very same server), a GET of one record, PUTs in memory and PUT
 (``GROWTH_FSYNC=always``); and, on this tree's server only, falcon's floor (``scripts/ceiling.py falcon``: the
 same fixed body from a bare falcon app, one route and no middleware), what no GET through falcon can beat.
 Printed: the medians of req/s, p99 and the server's CPU per request, and of the per-round ratios GET/ceiling,
-falcon floor/ceiling, GET/falcon floor and PUT always/PUT memory. Alone:
+falcon floor/ceiling, GET/falcon floor, PUT memory/falcon floor and PUT always/PUT memory. Alone:
 
     git worktree add /tmp/base-perf daa3d95
     .venv/bin/python -m scripts.benchmark.http_cost /tmp/base-perf [--rounds 5] [--seconds 5]
@@ -42,7 +42,8 @@ ROWS = {CEILING: ("ceiling", "/", GET_RECORD_SCRIPT), FLOOR: ("floor", RECORD_PA
         GET: ("memory", RECORD_PATH, GET_RECORD_SCRIPT), PUT_MEMORY: ("memory", "", PUT_SCRIPT),
         PUT_ALWAYS: ("always", "", PUT_SCRIPT)}
 RATIOS = {"GET / ceiling": (GET, CEILING), "falcon floor / ceiling": (FLOOR, CEILING),
-          "GET / falcon floor": (GET, FLOOR), "PUT always / PUT memory": (PUT_ALWAYS, PUT_MEMORY)}
+          "GET / falcon floor": (GET, FLOOR), "PUT memory / falcon floor": (PUT_MEMORY, FLOOR),
+          "PUT always / PUT memory": (PUT_ALWAYS, PUT_MEMORY)}
 THIS = "this"
 PY_SPY = ROOT / ".venv" / "bin" / "py-spy"
 PROFILE_RATE, PROFILE_SECONDS = 500, 8
