@@ -137,11 +137,11 @@ class MemoryStore(Store):
         """The series, created (and indexed by its indicator) when it is new, under the names the store keeps
         (kept_name: not the caller's strings, which may be a load's)."""
         indicators = self._countries.get(country)
-        if indicators is None:
-            indicators = self._countries[kept_name(country)] = {}
-        series = indicators.get(indicator)
-        if series is None:
+        series = None if indicators is None else indicators.get(indicator)
+        if series is None:  # both names copied once, here
             country, indicator = kept_name(country), kept_name(indicator)
+            if indicators is None:
+                indicators = self._countries[country] = {}
             series = indicators[indicator] = {}
             self._by_indicator.setdefault(indicator, {})[country] = series
         return series
