@@ -65,11 +65,16 @@ WORLD_BANK_COUNTRIES = {"BRA": {"name": "Brazil"}, "AFE": {"name": "Africa Easte
 WORLD_BANK_INDICATORS = {"NY.GDP.MKTP.KD.ZG": {"name": "GDP growth (annual %)"}}
 
 
+def quoted_line(*fields: str, ending: str) -> str:
+    """A CSV line of ``fields``, each quoted, as the World Bank writes them, then ``ending``."""
+    return ",".join(f'"{field}"' for field in fields) + ending
+
+
 def world_bank_csv() -> bytes:
     """The World Bank file's bytes: the BOM, the preamble, the header, every field quoted and every line ending
     in a comma."""
     def line(*fields: str) -> str:
-        return "".join(f'"{field}",' for field in fields) + "\n"
+        return quoted_line(*fields, ending=",\n")
     text = (line("Data Source", "World Development Indicators") + "\n"
             + line("Last Updated Date", "2023-12-18") + "\n\n"
             + line("Country Name", "Country Code", "Indicator Name", "Indicator Code", *WORLD_BANK_YEARS)
@@ -82,7 +87,7 @@ def databank_csv() -> bytes:
     """A World Bank DataBank extract (``Data_Extract_From_World_Development_Indicators``): the series' name and
     code first, years as ``1961 [YR1961]``, ``..`` for a missing value, two lines on the source at the end."""
     def line(*fields: str) -> str:
-        return ",".join(f'"{field}"' for field in fields) + "\r\n"
+        return quoted_line(*fields, ending="\r\n")
     years = [f"{year} [YR{year}]" for year in WORLD_BANK_YEARS]
     rows = "".join(line(indicator, indicator_code, name, code, *(value or ".." for value in values))
                    for name, code, indicator, indicator_code, values in WORLD_BANK_ROWS)
