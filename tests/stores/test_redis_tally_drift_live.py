@@ -12,7 +12,7 @@ import redis
 from growth_gevent.stores.redis import reads as redis_reads
 from growth_gevent.stores.redis import tally_build
 from growth_gevent.stores.redis.keys import LAYOUT_VERSION, PREFIX, SIZE, VERSION, YEAR_RANGES, series_key
-from growth_gevent.testing import LISTENING, START_SECONDS, holds_for, wait_for
+from growth_gevent.testing import LISTENING, START_SECONDS, RedisServer, holds_for, wait_for
 from tests.api.test_export_live import assert_facets_are_the_exports, churn
 from tests.helpers.redis_support import WAIT_SECONDS, open_store
 from tests.helpers.store_export import exported, facets_of_every_kind, loaded
@@ -212,3 +212,23 @@ def test_a_worker_closed_mid_build_lets_another_resume_at_once(tallied, redis_se
 def building(server):
     with server.client() as direct:
         return direct.hget(f"{PREFIX}tally_build", "phase") == b"count"
+
+
+def test_a_redis_killed_mid_build_and_started_again_from_its_log_has_the_tallies_built_right(monkeypatch):
+    """A crash of Redis between two steps of the build (kill -9; Redis's append-only log fsynced at every
+    write): the builder waits for it, and resumes where the log left the cursor, counting nothing twice."""
+    monkeypatch.setattr(redis_reads, "BUILD_BUDGET", 6)
+    monkeypatch.setattr(tally_build, "BUILD_POLL_SECONDS", 0.05)
+    server = RedisServer(settings=["--appendonly", "yes", "--appendfsync", "always"]).start()
+    store = open_store(server)
+    try:
+        loaded(store, [(key, 1) for key in KEYS])
+        edit_tally(server, "DEL", VERSION)
+        store = restarted(store, server)
+        wait_for(lambda: gevent.sleep(0.001) or building(server), WAIT_SECONDS)
+        server.stop()
+        server.start()
+        wait_for(lambda: gevent.sleep(0.01) or right(store, server), WAIT_SECONDS)
+    finally:
+        store.close()
+        server.stop()
