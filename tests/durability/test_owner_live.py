@@ -3,6 +3,8 @@ cannot be removed from under it while it holds files there; a second server on t
 start even after every file beside the data that is not the data was removed, and the first one's
 acknowledged writes survive its kill -9."""
 
+import shutil
+
 from growth_gevent.testing import start_fails, wait_for
 from tests.helpers.durability import check, put
 
@@ -73,3 +75,20 @@ def test_a_folder_moved_away_under_a_running_server_refuses_writes_until_it_is_b
     first.process.wait()
     again = servers(GROWTH_SNAPSHOT=str(snapshot))
     assert again.request_json("GET", "/api/v1/growth/size") == (200, {"size": 6})
+
+
+def test_a_folder_removed_and_made_again_under_a_running_server_gets_none_of_its_writes(servers, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    first = servers(GROWTH_SNAPSHOT=str(folder / "growth.snapshot"), GROWTH_SNAPSHOT_INTERVAL="1")
+    assert put(first, 1, 1)[0] == 201
+    shutil.rmtree(folder)  # an operator's rm -rf, then a new folder of the old name
+    folder.mkdir()
+
+    status, body = put(first, 2, 2)
+    assert status == 503, body
+    assert f"the folder {folder} was removed or replaced" in body["msg"]
+    wait_for(lambda: "removed or replaced" in (first.request_json("GET", STATUS)[1]["snapshot error"] or ""),
+             timeout=30, interval=0.2)
+    assert list(folder.iterdir()) == []  # no snapshot and no segment where the next start would read them
+    assert first.request_json("GET", "/api/v1/growth/A/B/1")[1]["Value"] == 1  # reads go on from memory
