@@ -116,3 +116,17 @@ def test_the_access_log_names_the_client_the_trusted_router_forwards(server):
     sock.close()
     remotes = [server.wait_for_line(r"logger=growth_gevent.access .*remote=(\S+)", 10).group(1) for _ in range(2)]
     assert remotes == ["198.51.100.7", "127.0.0.2"]
+
+
+@pytest.mark.parametrize("server", [ROUTER_ENV], indirect=True)
+def test_a_client_a_router_forwards_with_its_port_is_one_client_whatever_the_port(server):
+    # Azure's router appends IPv4:port: a client opening connections from new ports holds one share, not one a
+    # port, and another client behind the router, named with its port too, still writes.
+    sockets = [hold(server.port, "127.0.0.1", b"/api/v1/growth", BULK_SENT, f"198.51.100.1:{40000 + port}")
+               for port in range(4)]
+    refused = wait_for(lambda: [sock for sock in sockets if not unanswered(sock)], timeout=20)
+    status, _, body = read_response(refused[0])
+    assert (status, json.loads(body)) == (503, CLIENT_BODIES)
+    assert_another_client_writes(server, {"X-Forwarded-For": "203.0.113.9:443"})
+    for sock in sockets:
+        sock.close()
