@@ -53,7 +53,6 @@ WORKERS_HELP = "Worker processes serving (WEB_CONCURRENCY's, those being restart
 _LIVE_WORKER_FILE = re.compile(r"gauge_livesum_(\d+)\.db$")
 _BOUNDS = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 _FSYNC_BOUNDS = [*map(floatToGoString, FSYNC_BUCKETS), "+Inf"]
-_CODES: dict[object, int] = {}  # a response's status (falcon's "200 OK", or a code) -> its code
 # A route is counted under falcon's template and labelled, when written out, as the OpenAPI document writes its
 # path: {year}, where the template says {year:year}.
 _CONVERTER = re.compile(r"\{(\w+):[^}]*\}")
@@ -68,25 +67,34 @@ class ProcessTally:
     def __init__(self) -> None:
         # (route, method, status) -> [count per bucket..., count over the last bucket, sum of seconds]
         self._histograms: dict[tuple[str, str, int], list[float]] = {}
+        # (falcon's template, method, status) as the request left them -> (its key above, its histogram): the
+        # labels worked out once per kind of request. Of known methods only, so that no client can grow it.
+        self._answered: dict[tuple[str | None, str, object], tuple[tuple[str, str, int], list[float]]] = {}
         # Told of each count, with its key, bucket and seconds: a SharedTally's writes.
         self._counted: Callable[[tuple[str, str, int], int, float], None] | None = None
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
                          req_succeeded: bool) -> None:
         elapsed = perf_counter() - resp.started  # type: ignore[attr-defined]
-        method = req.method
-        code = _CODES.get(resp.status)
-        if code is None:  # falcon's status_code parses the status each time: once per status here
-            code = _CODES[resp.status] = resp.status_code
-        key = (req.uri_template or "unmatched", method if method in KNOWN_METHODS else "other", code)
-        histogram = self._histograms.get(key)
-        if histogram is None:
-            histogram = self._histograms[key] = [0] * len(_BOUNDS) + [0.0]
+        answered = self._answered.get((req.uri_template, req.method, resp.status))
+        key, histogram = self._counted_as(req, resp) if answered is None else answered
         bucket = bisect_left(LATENCY_BUCKETS, elapsed)
         histogram[bucket] += 1
         histogram[-1] += elapsed
         if self._counted is not None:
             self._counted(key, bucket, elapsed)
+
+    def _counted_as(self, req: falcon.Request, resp: falcon.Response) -> tuple[tuple[str, str, int], list[float]]:
+        """The labels and histogram of a kind of request not counted under its own form yet."""
+        method, template = req.method, req.uri_template
+        # falcon's status_code parses the status each time: once per kind here.
+        key = (template or "unmatched", method if method in KNOWN_METHODS else "other", resp.status_code)
+        histogram = self._histograms.get(key)
+        if histogram is None:
+            histogram = self._histograms[key] = [0] * len(_BOUNDS) + [0.0]
+        if method in KNOWN_METHODS:
+            self._answered[template, method, resp.status] = (key, histogram)
+        return key, histogram
 
     def processes(self) -> Iterable[Metric]:
         """This process's CPU, memory and descriptors."""

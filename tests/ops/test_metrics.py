@@ -3,6 +3,7 @@
 import os
 import platform
 import time
+import types
 
 import pytest
 import webtest
@@ -12,7 +13,7 @@ from prometheus_client.multiprocess import mark_process_dead
 from growth_gevent import __version__
 from growth_gevent.api.app import create_app
 from growth_gevent.config import Config
-from growth_gevent.ops.metrics import MULTIPROCESS_DIR_VARIABLE, SharedTally
+from growth_gevent.ops.metrics import MULTIPROCESS_DIR_VARIABLE, ProcessTally, SharedTally
 from tests.helpers.processes import PROCESS_METRICS, samples
 from tests.helpers.recovering import opened
 from tests.helpers.support import WAIT_SECONDS, applier_paused, load, memory_store, post_records
@@ -81,6 +82,17 @@ def test_an_invented_method_is_counted_as_other_and_adds_no_label(client):
     assert requests_total(metrics, "/ping", "OPTIONS", 200) == 1
     methods = {dict(labels).get("method") for name, labels in metrics if name == "growth_http_requests_total"}
     assert methods <= {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "other"}
+
+
+def test_invented_methods_grow_nothing_the_tally_keeps():
+    # The tally remembers each kind of request it has counted, to label the next one without working it out:
+    # of known methods only, or a client sending invented ones would grow that memory without end.
+    tally = ProcessTally()
+    for number in range(1000):
+        request = types.SimpleNamespace(method=f"M{number}", uri_template="/ping")
+        tally.process_response(request, types.SimpleNamespace(status="400 Bad Request", status_code=400,
+                                                              started=time.perf_counter()), None, False)
+    assert len(tally._answered) == 0 and list(tally._histograms) == [("/ping", "other", 400)]
 
 
 def test_the_bulk_queue_and_failed_jobs_are_reported(client, store):
