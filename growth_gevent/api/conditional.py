@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import falcon
 
-from ..core.records import Number
+from ..core.records import Key, Number
 from ..stores.base import Check
 
 
@@ -18,12 +18,13 @@ def names(tags: list | None, etag: str | None, weakly: bool) -> bool:
     return any(tag == "*" or (tag == etag and (weakly or not tag.is_weak)) for tag in tags)
 
 
-def write_check(req: falcon.Request, etag_of_value: Callable[[Number], str], needs_record: bool = False
+def write_check(req: falcon.Request, key: Key, etag_of: Callable[[Key, Number], str], needs_record: bool = False
                 ) -> Check | None:
-    """The precondition of a PUT or DELETE with If-Match or If-None-Match, for the store to run on the
-    record's current value in the same step as the write (``Store.put``'s ``check``); None without them.
-    ``etag_of_value(value)`` is the tag of the record holding ``value``. ``needs_record``: the write fails
-    without a record (a DELETE's 404), and then the preconditions are not judged (RFC 9110 §13.2.1)."""
+    """The precondition of a PUT or DELETE of the record ``key`` with If-Match or If-None-Match, for the store to
+    run on the record's current value in the same step as the write (``Store.put``'s ``check``); None without
+    them. ``etag_of(key, value)`` is the tag of the record holding ``value``: a method made once, where a closure
+    over ``key`` would be made a write. ``needs_record``: the write fails without a record (a DELETE's 404), and
+    then the preconditions are not judged (RFC 9110 §13.2.1)."""
     env = req.env
     if "HTTP_IF_MATCH" not in env and "HTTP_IF_NONE_MATCH" not in env:  # most writes: no header parsed
         return None
@@ -34,7 +35,7 @@ def write_check(req: falcon.Request, etag_of_value: Callable[[Number], str], nee
     def check(current: Number | None) -> None:
         if current is None and needs_record:
             return
-        etag = None if current is None else etag_of_value(current)
+        etag = None if current is None else etag_of(key, current)
         if if_match and not (etag is not None and names(if_match, etag, weakly=False)):
             raise falcon.HTTPPreconditionFailed(
                 description="If-Match does not name the record's current ETag (or there is no record): nothing "

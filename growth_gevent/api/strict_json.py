@@ -96,8 +96,8 @@ def value_only(body: bytes | bytearray) -> Number | None:
     if match is None:
         return None
     literal, fraction, exponent = match.groups()
-    if fraction is None and exponent is None:
-        return int(literal)  # of at most 18 digits: finite
+    if exponent is None:  # at most 18 digits and 20 decimals: finite, and 0 only where written so
+        return int(literal) if fraction is None else float(literal)
     value = float(literal)
     if not -_FLOAT_MAX <= value <= _FLOAT_MAX or (not value and underflows(literal.decode(), value)):
         return None

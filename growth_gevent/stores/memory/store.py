@@ -105,12 +105,11 @@ class MemoryStore(Store):
         previous = series.get(year)
         if check is not None:
             check(previous)
-        stored = previous is not None
-        held = self._size + len(self._new_keys)
-        if held >= self._max_records and not stored and key not in self._new_keys:
-            raise StoreFull(held, self._max_records, 1)
-        created = not stored
-        if created:
+        created = previous is None
+        if created:  # only a new record can fill the store
+            held = self._size + len(self._new_keys)
+            if held >= self._max_records and key not in self._new_keys:
+                raise StoreFull(held, self._max_records, 1)
             series = self._series_to_write(country, indicator)
             self._size += 1
             if self._new_keys:
