@@ -29,7 +29,18 @@ _REQUEST_LINE = re.compile(r"(" + _TOKEN + r") ([^\x00-\x20\x7f]+) (HTTP/1\.[01]
 _VISIBLE = r"[!-~\x80-\xff]+"
 _FIELD_LINE = re.compile(r"^(" + _TOKEN + r"):[ \t]*((?:" + _VISIBLE + r"(?:[ \t]+" + _VISIBLE + r")*)?)[ \t]*\r?\n",
                          re.MULTILINE)
-_DIGITS = re.compile(r"[0-9]+")
+# The names of the fields clients, routers and browsers send, as they spell them (head.py's framing and
+# wsgi.py's environ keys look these up as they are, and lower-case or upper-case any other spelling).
+COMMON_FIELD_NAMES = tuple(spelled for name in (
+    "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control",
+    "Connection", "Content-Length", "Content-Type", "Cookie", "Expect", "If-None-Match", "Origin", "Referer",
+    "Transfer-Encoding", "X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Request-ID",
+    "X-Request-Start", "Via") for spelled in (name, name.lower()))
+# The fields that frame a request, by kind; the kind of a common spelling is one lookup (0: not framing), of
+# any other its lower-cased name's. A fixed table: no spelling a client sends is added to it.
+_HOST, _LENGTH, _CODING = 1, 2, 3
+_FRAMING_KINDS = {"host": _HOST, "content-length": _LENGTH, "transfer-encoding": _CODING}
+_KIND_OF_SPELLING = {name: _FRAMING_KINDS.get(name.lower(), 0) for name in COMMON_FIELD_NAMES}
 
 
 class Refusal(ValueError):
@@ -169,17 +180,22 @@ def check_framing(fields: list[tuple[str, str]], version: str) -> Framing:
     """One way only to tell where the body ends and whose host the request is for (RFC 9112 §6.3)."""
     lengths, codings, hosts = [], [], []
     for name, value in fields:
-        lowered = name.lower()
-        if lowered == "host":
-            hosts.append(value)
-        elif lowered == "content-length":
-            lengths.append(value)
-        elif lowered == "transfer-encoding":
-            codings.append(value)
-    if len(lengths) > 1:
-        raise BadRequest("more than one Content-Length", "duplicate-content-length")
-    if lengths and not _DIGITS.fullmatch(lengths[0]):
-        raise BadRequest("Content-Length must be digits", "invalid-content-length")
+        kind = _KIND_OF_SPELLING.get(name)
+        if kind is None:
+            kind = _FRAMING_KINDS.get(name.lower())
+        if kind:
+            if kind == _HOST:
+                hosts.append(value)
+            elif kind == _LENGTH:
+                lengths.append(value)
+            else:
+                codings.append(value)
+    if lengths:
+        if len(lengths) > 1:
+            raise BadRequest("more than one Content-Length", "duplicate-content-length")
+        # ASCII digits only: isdigit() alone takes superscripts (Latin-1's ²) and other scripts' digits.
+        if not (lengths[0].isascii() and lengths[0].isdigit()):
+            raise BadRequest("Content-Length must be digits", "invalid-content-length")
     if codings:
         if len(codings) > 1 or codings[0].lower() != "chunked":
             raise BadRequest("Transfer-Encoding must be exactly chunked", "invalid-transfer-encoding")
@@ -187,10 +203,11 @@ def check_framing(fields: list[tuple[str, str]], version: str) -> Framing:
             raise BadRequest("Content-Length and Transfer-Encoding together", "content-length-with-transfer-encoding")
         if version != "HTTP/1.1":
             raise BadRequest("Transfer-Encoding needs HTTP/1.1", "transfer-encoding-before-http-1.1")
-    if len(hosts) > 1:
-        raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "duplicate-host")
-    if version == "HTTP/1.1" and not hosts:
-        raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "missing-host")
+    if len(hosts) != 1:
+        if hosts:
+            raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "duplicate-host")
+        if version == "HTTP/1.1":
+            raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "missing-host")
     return Framing(int(lengths[0]) if lengths else None, bool(codings), hosts[0] if hosts else None)
 
 

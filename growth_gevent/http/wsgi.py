@@ -3,6 +3,8 @@ the environ (CGI's names), a status line's code, and the Connection header a res
 
 from http import HTTPStatus
 
+from .head import COMMON_FIELD_NAMES
+
 # Header fields that are not HTTP_* in the environ: CGI's own names.
 _CGI_FIELDS = {"content-type": "CONTENT_TYPE", "content-length": "CONTENT_LENGTH"}
 
@@ -18,11 +20,7 @@ def environ_key(name: str) -> str | None:
 
 # The keys of the fields that clients, routers and browsers send, as they spell them: looked up once instead
 # of made anew (lower, upper, replace) for each field of each request; any other name is made.
-ENVIRON_KEYS = {spelled: environ_key(spelled) for name in (
-    "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control",
-    "Connection", "Content-Length", "Content-Type", "Cookie", "Expect", "If-None-Match", "Origin", "Referer",
-    "Transfer-Encoding", "X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Request-ID",
-    "X-Request-Start", "Via") for spelled in (name, name.lower())}
+ENVIRON_KEYS = {spelled: environ_key(spelled) for spelled in COMMON_FIELD_NAMES}
 # The code of each status line as falcon writes it ("200 OK"), looked up rather than parsed (int() of a str
 # is a fifth of start_response); another status is parsed.
 STATUS_CODES = {f"{status.value} {status.phrase}": status.value for status in HTTPStatus}
