@@ -39,8 +39,9 @@ CLIENT_GONE_ERRNOS = frozenset({errno.EPIPE, errno.ECONNRESET, errno.ETIMEDOUT})
 # safe in a header and a log line; any other is replaced by a new id.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9+/=-]{20,200}")
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"  # the interim answer to Expect: 100-continue
-# The fields the exchange reads itself, besides putting them in the environ: one test a field for the others.
-_READ_HERE = frozenset({"HTTP_X_REQUEST_ID", "HTTP_CONNECTION", "HTTP_EXPECT"})
+# The fields the exchange reads itself, besides putting them in the environ, and None (a name without a key):
+# one test a field for the others.
+_READ_HERE = frozenset({"HTTP_X_REQUEST_ID", "HTTP_CONNECTION", "HTTP_EXPECT", None})
 
 access_log = logging.getLogger("growth_gevent.access")
 http_log = logging.getLogger("growth_gevent.http")
@@ -92,22 +93,23 @@ class Exchange:
         environ["SERVER_PROTOCOL"] = version
         connection_field = expect = None
         offered = []
+        known_key = ENVIRON_KEYS.get  # bound once: a call a field cheaper than the method looked up each time
         for name, value in head.fields:
-            key = ENVIRON_KEYS.get(name) or environ_key(name)
-            if key is None:
-                continue
+            key = known_key(name) or environ_key(name)
             if key in _READ_HERE:
+                if key is None:  # a name that has no key
+                    continue
                 if key == "HTTP_X_REQUEST_ID":
                     offered.append(value)
                 elif key == "HTTP_CONNECTION":
                     connection_field = value.lower()
                 else:
                     expect = value
-            previous = environ.get(key)
-            if previous is None:
-                environ[key] = value
-            else:
+            if key in environ:
+                previous = environ[key]
                 environ[key] = f"{previous}; {value}" if key == "HTTP_COOKIE" else f"{previous},{value}"
+            else:
+                environ[key] = value  # type: ignore[index]  # a str: a None went on above, which mypy cannot tell
         remote = connection.client_address[0]
         router = connection.router
         if router is not None:  # a trusted router: the client its X-Forwarded-For names (clients.py)
