@@ -77,14 +77,18 @@ class BodyPace:
     seconds_per_byte: float
     timeout: float
     credit: float
+    # Both bounds at once (the credit, the whole body's timeout) on the bytes that came with the head, for
+    # which both are counted from the same moment: one test instead of a min() of three.
+    head_credit: float
 
     @classmethod
     def of(cls, grace: float, min_rate: int, timeout: float) -> "BodyPace":
         # Without a minimum rate a body's grace is its whole timeout, and its bytes earn no more.
         if not min_rate:
-            return cls(timeout, 0.0, timeout, timeout)
+            return cls(timeout, 0.0, timeout, timeout, timeout)
         grace = min(grace, timeout)
-        return cls(grace, 1 / min_rate, timeout, CREDIT_GRACES * grace)
+        credit = CREDIT_GRACES * grace
+        return cls(grace, 1 / min_rate, timeout, credit, min(credit, timeout))
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -124,18 +128,23 @@ class _DeadlineReader(io.RawIOBase):
         now = time.monotonic()
         pace = self._pace
         self.body_deadline = now + pace.timeout
-        early = 0
-        if framing.chunked or framing.content_length:
-            self.deadline = 0.0  # so that a read finds only what has arrived, and waits for nothing
-            try:
-                early = len(rfile.peek())
-            except TimeoutError:  # nothing came with the head
-                pass
-            if framing.content_length is not None:  # what follows the body is the next request's
-                early = min(early, framing.content_length)
-        self.deadline = now + pace.grace
+        length = framing.content_length
+        if not (length or framing.chunked):
+            self.deadline = now + pace.grace
+            return 0
+        self.deadline = 0.0  # so that a read finds only what has arrived, and waits for nothing
+        try:
+            early = len(rfile.peek())
+        except TimeoutError:  # nothing came with the head
+            early = 0
+        if length and early > length:  # what follows the body is the next request's
+            early = length
+        deadline = now + pace.grace
         if early and pace.seconds_per_byte:
-            self.deadline = min(self.deadline + early * pace.seconds_per_byte, now + pace.credit, self.body_deadline)
+            deadline += early * pace.seconds_per_byte
+            if deadline > now + pace.head_credit:
+                deadline = now + pace.head_credit
+        self.deadline = deadline
         return early
 
     def out_of_time(self) -> bool:

@@ -1,6 +1,7 @@
 """The connection served in process (gevent sockets, no process started): what a log line of a
 request carries, and what a body's bytes earn against its minimum rate."""
 
+import contextlib
 import json
 import logging
 import sys
@@ -247,7 +248,25 @@ def test_behind_a_trusted_router_remote_addr_is_the_client_it_forwards_request_b
 ], ids=["whole", "partly", "nothing-yet", "no-body"])
 def test_the_body_bytes_that_came_with_the_head_are_counted_without_waiting(min_rate, sent, framing, arrived):
     """What a body's read at once (``SizedBody.read_arrived``) relies on, whatever the minimum rate."""
-    config = Config(host="127.0.0.1", port=0, body_grace=GRACE, body_min_rate=min_rate)
+    with head_read(Config(host="127.0.0.1", port=0, body_grace=GRACE, body_min_rate=min_rate), sent) as connection:
+        started = time.monotonic()
+        assert connection.reader.start_body(connection.rfile, framing) == arrived
+        assert time.monotonic() - started < GRACE  # it waited for no byte
+
+
+def test_the_bytes_that_came_with_the_head_earn_no_deadline_past_the_bodys_timeout():
+    # A grace of 20 s gives a credit of 40 s ahead, past the 30 s the whole body may take: 100 bytes at a byte a
+    # second earn up to that timeout, not to the credit.
+    config = Config(host="127.0.0.1", port=0, body_grace=20, body_min_rate=1, body_timeout=30)
+    with head_read(config, b" " * 100) as connection:
+        assert connection.reader.start_body(connection.rfile, Framing(100, False, "t")) == 100
+        assert connection.reader.deadline == connection.reader.body_deadline
+
+
+@contextlib.contextmanager
+def head_read(config, sent):
+    """A connection of a server of ``config`` whose request head has been read, ``sent`` the bytes that came
+    with it."""
     server = make_server(falcon.App(), config, listen(config))
     ours, theirs = gevent.socket.socketpair()
     try:
@@ -255,9 +274,7 @@ def test_the_body_bytes_that_came_with_the_head_are_counted_without_waiting(min_
         connection.reader.wait(5)
         theirs.sendall(b"PUT / HTTP/1.1\r\n\r\n" + sent)
         connection.rfile.read(len(b"PUT / HTTP/1.1\r\n\r\n"))  # the head, as parse_head takes it
-        started = time.monotonic()
-        assert connection.reader.start_body(connection.rfile, framing) == arrived
-        assert time.monotonic() - started < GRACE  # it waited for no byte
+        yield connection
     finally:
         ours.close()
         theirs.close()
