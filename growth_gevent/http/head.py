@@ -210,7 +210,20 @@ def check_framing(fields: list[tuple[str, str]], version: str) -> Framing:
             raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "duplicate-host")
         if version == "HTTP/1.1":
             raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "missing-host")
-    return Framing(int(lengths[0]) if lengths else None, bool(codings), hosts[0] if hosts else None)
+    try:
+        length = int(lengths[0]) if lengths else None
+    except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits), leading zeros counted
+        length = _long_content_length(lengths[0])
+    return Framing(length, bool(codings), hosts[0] if hosts else None)
+
+
+def _long_content_length(digits: str) -> int:
+    """A Content-Length of more digits than int() reads: its value if they are mostly zero padding; else
+    a 400, as nginx answers a length it cannot hold (it is past any body accepted anyway)."""
+    try:
+        return int(digits.lstrip("0") or "0")
+    except ValueError:
+        raise BadRequest("Content-Length is too large", "invalid-content-length") from None
 
 
 def check_chunk_size(size: int, limit: int) -> None:

@@ -129,3 +129,15 @@ def test_the_longest_record_url_is_read_and_one_byte_more_is_414():
     with pytest.raises(head.URITooLong):
         head.parse_head(READERS["arrived"](longest.replace(b"/A", b"/AA", 1) + b"Host: t\r\n\r\n"),
                         DEFAULT_MAX_HEADER_BYTES)
+
+
+def test_a_content_length_past_what_int_reads_is_refused_and_zero_padding_is_not():
+    """Python's int() reads at most 4300 digits (sys.get_int_max_str_digits): a longer Content-Length is a 400 by
+    the invalid-content-length rule (as nginx answers one it cannot hold), not a ValueError out of the parser;
+    leading zeros count for int() but not for the length, so 5000 of them before a 5 still frame 5 bytes."""
+    request = b"PUT /api/v1/growth/BRZ/NGDP_R/2002 HTTP/1.1\r\nHost: t\r\nContent-Length: %s\r\n\r\n"
+    with pytest.raises(head.BadRequest) as refused:
+        head.parse_head(READERS["arrived"](request % (b"1" * 4301)), DEFAULT_MAX_HEADER_BYTES)
+    assert (refused.value.rule, str(refused.value)) == ("invalid-content-length", "Content-Length is too large")
+    padded = head.parse_head(READERS["arrived"](request % (b"0" * 5000 + b"5")), DEFAULT_MAX_HEADER_BYTES)
+    assert padded.framing.content_length == 5
