@@ -180,41 +180,47 @@ def _field_line_problem(line: bytes) -> tuple[str, str]:
 
 def check_framing(fields: list[tuple[str, str]], version: str) -> Framing:
     """One way only to tell where the body ends and whose host the request is for (RFC 9112 §6.3)."""
-    lengths, codings, hosts = [], [], []
+    host = length = coding = None
+    hosts = lengths = codings = 0  # how many of each: a second one is refused, so the last is the only one
     for name, value in fields:
         kind = _KIND_OF_SPELLING.get(name)
         if kind is None:
             kind = _FRAMING_KINDS.get(name.lower())
         if kind:
             if kind == _HOST:
-                hosts.append(value)
+                host = value
+                hosts += 1
             elif kind == _LENGTH:
-                lengths.append(value)
+                length = value
+                lengths += 1
             else:
-                codings.append(value)
-    if lengths:
-        if len(lengths) > 1:
+                coding = value
+                codings += 1
+    if length is not None:
+        if lengths > 1:
             raise BadRequest("more than one Content-Length", "duplicate-content-length")
         # ASCII digits only: isdigit() alone takes superscripts (Latin-1's ²) and other scripts' digits.
-        if not (lengths[0].isascii() and lengths[0].isdigit()):
+        if not (length.isascii() and length.isdigit()):
             raise BadRequest("Content-Length must be digits", "invalid-content-length")
-    if codings:
-        if len(codings) > 1 or codings[0].lower() != "chunked":
+    if coding is not None:
+        if codings > 1 or coding.lower() != "chunked":
             raise BadRequest("Transfer-Encoding must be exactly chunked", "invalid-transfer-encoding")
-        if lengths:
+        if length is not None:
             raise BadRequest("Content-Length and Transfer-Encoding together", "content-length-with-transfer-encoding")
         if version != "HTTP/1.1":
             raise BadRequest("Transfer-Encoding needs HTTP/1.1", "transfer-encoding-before-http-1.1")
-    if len(hosts) != 1:
+    if hosts != 1:
         if hosts:
             raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "duplicate-host")
         if version == "HTTP/1.1":
             raise BadRequest("an HTTP/1.1 request needs exactly one Host header", "missing-host")
-    try:
-        length = int(lengths[0]) if lengths else None
-    except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits), leading zeros counted
-        length = _long_content_length(lengths[0])
-    return Framing(length, bool(codings), hosts[0] if hosts else None)
+    content_length = None
+    if length is not None:
+        try:
+            content_length = int(length)
+        except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits), leading zeros counted
+            content_length = _long_content_length(length)
+    return Framing(content_length, coding is not None, host)
 
 
 def _long_content_length(digits: str) -> int:
