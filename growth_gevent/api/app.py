@@ -19,10 +19,8 @@ from .body_budget import split_budgets
 from .bulk_parser import BulkParser
 from .compression import Gzip
 from .cors import CORS
-from .routes import ROUTES, Parts
-
-# Canonical years only, so that one record has one URL: ASCII digits, no leading zero, no "-0".
-_YEAR = re.compile(r"0|-?[1-9][0-9]{0,3999}")
+from .router import RecordRouter
+from .routes import RECORD_PATH, ROUTES, Parts
 
 
 class Settings(TokenSettings, Protocol):
@@ -55,10 +53,9 @@ def create_app(store: Store, config: Settings) -> falcon.App:
     cors = CORS(config.cors_origins) if config.cors_origins else None
     guard = RequireToken(tokens) if tokens else None
     # Listed last, gzip sees each answer first: the time it takes counts in the metrics.
-    app = falcon.App(media_type=falcon.MEDIA_JSON,
+    app = falcon.App(media_type=falcon.MEDIA_JSON, router=RecordRouter(RECORD_PATH),
                      middleware=[each for each in (metrics, cors, guard, Gzip()) if each], response_type=Response)
     app.req_options.strip_url_path_trailing_slash = True
-    app.router_options.converters["year"] = YearConverter
     app.set_error_serializer(_serialize_error)
     app.add_error_handler(InvalidRecord, _invalid_record)
     app.add_error_handler(StoreUnavailable, _store_unavailable)
@@ -77,7 +74,8 @@ def create_app(store: Store, config: Settings) -> falcon.App:
     # A sink sees every method; \Z, since "$" would also match "/\n" (a path of "/%0A").
     app.add_sink(resources.root, prefix=re.compile(r"/\Z"))
     # The API's routes first: falcon's compiled router tries a path's segments against the routes' in the order
-    # they were added, and a record's GET, the hot path, then skips the six other first segments.
+    # they were added, and a series or a query then skips the six other first segments (a record's path, the
+    # hot path, is found before falcon's router is asked: router.py).
     for route in sorted(ROUTES, key=lambda route: not route.path.startswith(resources.RECORDS_PATH)):
         resource = route.make(parts)
         if resource is not None:
@@ -98,15 +96,6 @@ class Response(falcon.Response):
         super().__init__(options)
         # set_header's own work (str(), lower(), the Set-Cookie test) on a name and value known here: a call less.
         self._headers["x-content-type-options"] = "nosniff"
-
-
-class YearConverter(falcon.routing.BaseConverter):
-    """A year path segment, in the one form JSON writes an integer: ASCII digits with an optional
-    minus, no leading zero, no ``-0``. Any other spelling is not a record's URL (404): int() would also
-    take ``+5``, ``1_000``, ``0001``, ``-0`` and other scripts' digits, several URLs for one record."""
-
-    def convert(self, value: str) -> int | None:
-        return int(value) if _YEAR.fullmatch(value) else None
 
 
 def _invalid_record(req: falcon.Request, resp: falcon.Response,
