@@ -87,8 +87,10 @@ def test_the_http_cost_report_gives_the_falcon_floor_of_this_tree_alone():
     lines = http_cost.report(figures)
     assert [line.split()[:3] for line in lines if line.startswith(http_cost.FLOOR)] == [
         ["falcon", "floor", "this"], ["falcon", "floor", "/"]]
-    assert "this 0.75 (by CPU 0.75)" in next(line for line in lines if line.startswith("falcon floor / ceiling"))
-    assert "this 0.80 (by CPU 0.80)" in next(line for line in lines if line.startswith("GET / falcon floor"))
+    assert "this 0.75 (by CPU 0.75, 1.33×)" in next(line for line in lines if line.startswith("falcon floor / ceiling"))
+    assert "this 0.80 (by CPU 0.80, 1.25×)" in next(line for line in lines if line.startswith("GET / falcon floor"))
+    assert "this 0.67 (by CPU 0.67, 1.50×)" in next(line for line in lines
+                                                    if line.startswith("PUT memory / falcon floor"))
     assert "base 0.60" in next(line for line in lines if line.startswith("GET / ceiling"))
 
 
