@@ -33,6 +33,24 @@ def test_ambiguous_framing_is_a_400_and_a_closed_connection(server):
     assert not [line for line in server.lines if "Traceback" in line]
 
 
+def test_a_content_length_past_ints_digit_limit_is_a_400_and_zero_padding_is_read(server):
+    # int() refuses more than 4,300 digits: such a length once killed the request's greenlet, unanswered.
+    sock = server.socket()
+    sock.sendall(b"PUT " + RECORD.encode() + b" HTTP/1.1\r\nHost: t\r\n" + JSON + b"\r\nContent-Length: "
+                 + b"9" * 5000 + b"\r\n\r\n")
+    status, headers, body = read_response(sock)
+    assert (status, headers["connection"]) == (400, "close")
+    assert json.loads(body) == {"msg": "Content-Length is too large"}
+    assert wait_for(lambda: closed_by_peer(sock))
+    padded = server.socket()
+    padded.sendall(b"PUT " + RECORD.encode() + b" HTTP/1.1\r\nHost: t\r\n" + JSON + b"\r\nContent-Length: "
+                   + b"0" * 5000 + b"14\r\n\r\n" + b'{"value": 7.5}')
+    assert read_response(padded)[0] in (200, 201)
+    assert server.request("GET", RECORD) == (200, b'{"Country":"BRZ","Indicator":"NGDP_R","Value":7.5,"Year":2002}')
+    server.read_available_lines()
+    assert not [line for line in server.lines if "Traceback" in line]
+
+
 @pytest.mark.parametrize("server", [{"GROWTH_MAX_HEADER_BYTES": "2048"}], indirect=True)
 def test_a_header_block_over_the_limit_is_a_431(server):
     sock = server.socket()
